@@ -1,0 +1,330 @@
+package record
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// requestRow is the Parquet row of requests.parquet; column names are the contract.
+type requestRow struct {
+	TStartS  float64 `parquet:"t_start_s"`
+	LatencyS float64 `parquet:"latency_s"`
+	Outcome  string  `parquet:"outcome,dict"`
+	Node     int32   `parquet:"node"`
+	Client   int32   `parquet:"client"`
+	Bytes    int64   `parquet:"bytes"`
+	Status   int32   `parquet:"status"`
+	Target   string  `parquet:"target,dict"`
+}
+
+func toRow(r Request) requestRow {
+	return requestRow{r.StartS, r.LatencyS, r.Outcome.String(), int32(r.Node), int32(r.Client), r.Bytes, int32(r.Status), r.Target}
+}
+
+func fromRow(row requestRow) (Request, error) {
+	o, err := ParseOutcome(row.Outcome)
+	if err != nil {
+		return Request{}, err
+	}
+	return Request{row.TStartS, row.LatencyS, o, int(row.Node), int(row.Client), row.Bytes, int(row.Status), row.Target}, nil
+}
+
+// ParquetWriter writes requests.parquet in batches. It is not safe for
+// concurrent use; the Recorder serialises calls.
+type ParquetWriter struct {
+	f     *os.File
+	w     *parquet.GenericWriter[requestRow]
+	batch []requestRow
+}
+
+// batchRows is how many rows are buffered before a columnar write: large
+// enough to amortise the write, small enough that an interrupt loses nothing
+// (Close flushes the remainder).
+const batchRows = 8192
+
+// CreateParquet creates path and returns a writer for request rows.
+func CreateParquet(path string) (*ParquetWriter, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	w := parquet.NewGenericWriter[requestRow](f, parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(1<<20))
+	return &ParquetWriter{f: f, w: w, batch: make([]requestRow, 0, batchRows)}, nil
+}
+
+// Write buffers one request.
+func (p *ParquetWriter) Write(r Request) error {
+	p.batch = append(p.batch, toRow(r))
+	if len(p.batch) == cap(p.batch) {
+		return p.flush()
+	}
+	return nil
+}
+
+func (p *ParquetWriter) flush() error {
+	if len(p.batch) == 0 {
+		return nil
+	}
+	_, err := p.w.Write(p.batch)
+	p.batch = p.batch[:0]
+	return err
+}
+
+// Close writes the remaining rows and the file footer.
+func (p *ParquetWriter) Close() error {
+	err := p.flush()
+	err = errors.Join(err, p.w.Close())
+	return errors.Join(err, p.f.Close())
+}
+
+// ReadRequests streams every request of a results directory to fn, in file
+// order, from requests.parquet or, when that is absent, requests.csv. It
+// stops at the first error fn returns.
+func ReadRequests(dir string, fn func(Request) error) error {
+	pq := filepath.Join(dir, RequestsFile)
+	if _, err := os.Stat(pq); err == nil {
+		return readParquet(pq, fn)
+	}
+	csvPath := filepath.Join(dir, RequestsCSV)
+	f, err := os.Open(csvPath)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s: no %s or %s: not a results directory", dir, RequestsFile, RequestsCSV)
+		}
+		return err
+	}
+	defer f.Close()
+	return ReadCSV(f, csvPath, fn)
+}
+
+func readParquet(path string, fn func(Request) error) (err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	pf, err := parquet.OpenFile(f, info.Size())
+	if err != nil {
+		return fmt.Errorf("%s: not a readable Parquet file (was the run killed before it could close it?): %w", path, err)
+	}
+	for _, col := range Columns {
+		if _, ok := pf.Schema().Lookup(col); !ok {
+			return fmt.Errorf("%s: column %q missing", path, col)
+		}
+	}
+	r := parquet.NewGenericReader[requestRow](f)
+	defer r.Close()
+	rows := make([]requestRow, 4096)
+	var row int64
+	for {
+		n, rerr := r.Read(rows)
+		for i := 0; i < n; i++ {
+			row++
+			req, err := fromRow(rows[i])
+			if err != nil {
+				return fmt.Errorf("%s: row %d: %w", path, row, err)
+			}
+			if err := fn(req); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return fmt.Errorf("%s: row %d: %w", path, row, rerr)
+		}
+	}
+}
+
+// CSVWriter writes requests as CSV with a header row (export --csv, requests.csv).
+type CSVWriter struct {
+	w   *bufio.Writer
+	buf []byte
+}
+
+// NewCSVWriter writes the header row and returns the writer.
+func NewCSVWriter(w io.Writer) (*CSVWriter, error) {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	cw := csv.NewWriter(bw)
+	if err := cw.Write(Columns); err != nil {
+		return nil, err
+	}
+	cw.Flush()
+	return &CSVWriter{w: bw}, cw.Error()
+}
+
+// Write appends one request row.
+func (c *CSVWriter) Write(r Request) error {
+	b := c.buf[:0]
+	b = strconv.AppendFloat(b, r.StartS, 'f', 6, 64)
+	b = append(b, ',')
+	b = strconv.AppendFloat(b, r.LatencyS, 'f', 6, 64)
+	b = append(b, ',')
+	b = append(b, r.Outcome.String()...)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.Node), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.Client), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, r.Bytes, 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.Status), 10)
+	b = append(b, ',')
+	b = appendCSVField(b, r.Target)
+	b = append(b, '\n')
+	c.buf = b
+	_, err := c.w.Write(b)
+	return err
+}
+
+// Flush writes buffered rows.
+func (c *CSVWriter) Flush() error { return c.w.Flush() }
+
+func appendCSVField(b []byte, s string) []byte {
+	needQuote := false
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"', ',', '\n', '\r':
+			needQuote = true
+		}
+	}
+	if !needQuote {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}
+
+// ReadCSV streams request rows from CSV with a header naming at least the
+// columns of Columns (in any order; others are ignored). name is used in
+// errors, which give the line and column.
+func ReadCSV(r io.Reader, name string, fn func(Request) error) error {
+	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<16))
+	cr.ReuseRecord = true
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err == io.EOF {
+		return fmt.Errorf("%s: empty file: want a header row %v", name, Columns)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	idx := make([]int, len(Columns))
+	for i := range idx {
+		idx[i] = -1
+	}
+	for j, h := range header {
+		for i, c := range Columns {
+			if h == c {
+				idx[i] = j
+			}
+		}
+	}
+	for i, c := range Columns {
+		if idx[i] < 0 {
+			return fmt.Errorf("%s:1: header has no column %q (want %v)", name, c, Columns)
+		}
+	}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		req, err := parseCSVRecord(rec, idx)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		if err := fn(req); err != nil {
+			return err
+		}
+	}
+}
+
+func parseCSVRecord(rec []string, idx []int) (Request, error) {
+	var req Request
+	field := func(i int) (string, error) {
+		if idx[i] >= len(rec) {
+			return "", fmt.Errorf("column %q missing (row has %d fields)", Columns[i], len(rec))
+		}
+		return rec[idx[i]], nil
+	}
+	parseF := func(i int) (float64, error) {
+		s, err := field(i)
+		if err != nil {
+			return 0, err
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v != v || v < 0 || v > 1e12 {
+			return 0, fmt.Errorf("column %q: %q is not a non-negative number of seconds", Columns[i], s)
+		}
+		return v, nil
+	}
+	parseI := func(i int) (int64, error) {
+		s, err := field(i)
+		if err != nil {
+			return 0, err
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v < 0 {
+			return 0, fmt.Errorf("column %q: %q is not a non-negative integer", Columns[i], s)
+		}
+		return v, nil
+	}
+	var err error
+	if req.StartS, err = parseF(0); err != nil {
+		return req, err
+	}
+	if req.LatencyS, err = parseF(1); err != nil {
+		return req, err
+	}
+	s, err := field(2)
+	if err != nil {
+		return req, err
+	}
+	if req.Outcome, err = ParseOutcome(s); err != nil {
+		return req, fmt.Errorf("column \"outcome\": %w", err)
+	}
+	var v int64
+	if v, err = parseI(3); err != nil {
+		return req, err
+	}
+	req.Node = int(v)
+	if v, err = parseI(4); err != nil {
+		return req, err
+	}
+	req.Client = int(v)
+	if req.Bytes, err = parseI(5); err != nil {
+		return req, err
+	}
+	if v, err = parseI(6); err != nil {
+		return req, err
+	}
+	req.Status = int(v)
+	if req.Target, err = field(7); err != nil {
+		return req, err
+	}
+	return req, nil
+}

@@ -1,0 +1,554 @@
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/faultbench/faultbench/internal/law"
+)
+
+// Systems are the cluster.system values faultbench knows (DESIGN §6).
+var Systems = []string{"static", "command", "press", "ssm", "raid", "container"}
+
+// FaultTypes lists every fault type of DESIGN §4 by category. Whether the
+// chosen system and backend can inject one is checked by the fault package.
+var FaultTypes = map[string][]string{
+	"node":        {"node-crash", "node-freeze", "node-reboot"},
+	"application": {"app-crash", "app-hang"},
+	"network":     {"link-down", "link-flaky", "switch-down", "partition", "delay", "loss", "bandwidth"},
+	"resource":    {"mem-alloc-fail", "mem-pressure", "cpu-hog", "slow"},
+	"bug":         {"bad-param-null", "bad-param-offset", "bad-param-size", "bitflip"},
+	"disk": {"disk-read-correctable", "disk-read-uncorrectable", "disk-write-correctable", "disk-write-uncorrectable",
+		"disk-hw-error", "disk-illegal-command", "disk-hang-read", "disk-hang-write", "disk-hang-idle", "disk-power-fail", "disk-remove"},
+	"workload":    {"load-spike"},
+	"maintenance": {"replace-disk", "start-reconstruction", "remove-wrong-disk", "restart-node", "restart-all"},
+}
+
+// IsFaultType reports whether t is a fault type of DESIGN §4.
+func IsFaultType(t string) bool {
+	for _, list := range FaultTypes {
+		if contains(list, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// OperatorPolicies are the operator.policy values.
+var OperatorPolicies = []string{"none", "restart-failed", "restart-all", "reboot-node"}
+
+// Defaults that the file may override.
+const (
+	DefaultSeed            = 1
+	DefaultWindow          = 5 * time.Second
+	DefaultConnectTimeout  = 2 * time.Second
+	DefaultResponseTimeout = 6 * time.Second
+	DefaultReadyTimeout    = 15 * time.Second
+	DefaultBoot            = 5 * time.Second
+	DefaultMaxInFlight     = 10000
+	DefaultPages           = 18000
+	DefaultPageSize        = 26 * 1024
+)
+
+// Load reads, defaults and validates a scenario file. The error lists every
+// problem found, each as "file:line: key: what is wrong".
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, path)
+}
+
+// Parse is Load on bytes; name is the file name used in errors and the
+// default scenario name.
+func Parse(data []byte, name string) (*Scenario, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("%s: %s", name, cleanYAMLError(err))
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return nil, fmt.Errorf("%s: the file is empty: a scenario needs at least cluster, workload and phases", name)
+	}
+	if root.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:%d: a scenario is a mapping of keys (name, cluster, workload, phases, ...)", name, root.Content[0].Line)
+	}
+	sc := &Scenario{}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(sc); err != nil {
+		return nil, decodeError(name, err)
+	}
+	sc.file, sc.root = name, &root
+	sc.dir = filepath.Dir(name)
+	sc.applyDefaults(!hasKey(&root, "seed"))
+	if err := sc.validate(); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+var (
+	reLine    = regexp.MustCompile(`^line (\d+): `)
+	reUnknown = regexp.MustCompile(`^line (\d+): field (\S+) not found in type scenario\.(\w+)`)
+	reType    = regexp.MustCompile(`^line (\d+): cannot unmarshal !!(\w+) ` + "`" + `([^` + "`" + `]*)` + "`" + ` into (\S+)`)
+)
+
+var typeSection = map[string]string{"Scenario": "the top level", "Cluster": "cluster", "Workload": "workload", "Phase": "a phase",
+	"Fault": "a fault", "Operator": "operator"}
+
+func decodeError(name string, err error) error {
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		return fmt.Errorf("%s:%d: %s", name, fe.line, fe.msg)
+	}
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return fmt.Errorf("%s: %s", name, cleanYAMLError(err))
+	}
+	var errs []error
+	for _, msg := range te.Errors {
+		if m := reUnknown.FindStringSubmatch(msg); m != nil {
+			errs = append(errs, fmt.Errorf("%s:%s: unknown key %q in %s", name, m[1], m[2], typeSection[m[3]]))
+			continue
+		}
+		if m := reType.FindStringSubmatch(msg); m != nil {
+			want := strings.TrimPrefix(m[4], "scenario.")
+			errs = append(errs, fmt.Errorf("%s:%s: %q is a %s, want %s", name, m[1], m[3], m[2], friendlyType(want)))
+			continue
+		}
+		if m := reLine.FindStringSubmatch(msg); m != nil {
+			errs = append(errs, fmt.Errorf("%s:%s: %s", name, m[1], strings.TrimPrefix(msg, m[0])))
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s: %s", name, msg))
+	}
+	return errors.Join(errs...)
+}
+
+func friendlyType(t string) string {
+	switch t {
+	case "int", "int64":
+		return "a whole number"
+	case "float64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "string":
+		return "a string"
+	case "[]string":
+		return "a list of strings"
+	case "[]int":
+		return "a list of node numbers"
+	case "[]Phase":
+		return "a list of phases like [{name: warmup, duration: 60s}]"
+	case "[]Fault":
+		return "a list of faults"
+	case "map[string]string":
+		return "a mapping of strings"
+	}
+	return t
+}
+
+func cleanYAMLError(err error) string {
+	return strings.TrimPrefix(err.Error(), "yaml: ")
+}
+
+func (sc *Scenario) applyDefaults(noSeed bool) {
+	if sc.Name == "" {
+		sc.Name = strings.TrimSuffix(filepath.Base(sc.file), filepath.Ext(sc.file))
+	}
+	if noSeed {
+		sc.Seed = DefaultSeed
+	}
+	c := &sc.Cluster
+	if c.System == "" {
+		c.System = "static"
+	}
+	if c.Backend == "" {
+		c.Backend = "local"
+	}
+	if c.ReadyTimeout.Duration == 0 {
+		c.ReadyTimeout = D(DefaultReadyTimeout)
+	}
+	if c.Boot.Duration == 0 {
+		c.Boot = D(DefaultBoot)
+	}
+	if c.System == "static" || c.System == "press" {
+		if c.Pages == 0 {
+			c.Pages = DefaultPages
+		}
+		if c.PageSize == 0 {
+			c.PageSize = DefaultPageSize
+		}
+		if c.Ready == "" {
+			c.Ready = "/health"
+		}
+	}
+	w := &sc.Workload
+	if w.Driver == "" {
+		w.Driver = "http"
+	}
+	if w.Arrivals == "" {
+		w.Arrivals = "poisson"
+	}
+	if w.Clients == 0 {
+		w.Clients = 1
+	}
+	if w.ConnectTimeout.Duration == 0 {
+		w.ConnectTimeout = D(DefaultConnectTimeout)
+	}
+	if w.ResponseTimeout.Duration == 0 {
+		w.ResponseTimeout = D(DefaultResponseTimeout)
+	}
+	if w.Window.Duration == 0 {
+		w.Window = D(DefaultWindow)
+	}
+	if w.MaxInFlight == 0 {
+		w.MaxInFlight = DefaultMaxInFlight
+	}
+	if w.Trace == "" && sessionDriver(w.Driver) {
+		// The session drivers choose their own paths (/session/{user});
+		// the trace only feeds the schedule.
+		w.Trace = "zipf:1:1.0"
+	}
+	if w.Trace == "" && c.Pages > 0 {
+		w.Trace = fmt.Sprintf("zipf:%d:1.0", c.Pages)
+	}
+	for i := range sc.Faults {
+		if sc.Faults[i].Mode == "" {
+			sc.Faults[i].Mode = "transient"
+		}
+	}
+	if sc.Operator.Policy == "" {
+		if sc.Operator.DetectAfter.Duration > 0 {
+			sc.Operator.Policy = "restart-failed"
+		} else {
+			sc.Operator.Policy = "none"
+		}
+	}
+	if sc.Baseline == "" && len(sc.Phases) > 0 {
+		sc.Baseline = sc.Phases[0].Name
+	}
+}
+
+// Errorf returns an error located at the key path (keys and list indexes)
+// of the scenario file, e.g. sc.Errorf([]any{"faults", 2, "type"}, "unknown").
+// Validators outside this package use it so every error names file:line.
+func (sc *Scenario) Errorf(path []any, format string, args ...any) error {
+	keys := make([]string, 0, len(path))
+	for _, p := range path {
+		switch k := p.(type) {
+		case int:
+			if len(keys) > 0 {
+				keys[len(keys)-1] += fmt.Sprintf("[%d]", k)
+				continue
+			}
+			keys = append(keys, fmt.Sprint(k))
+		default:
+			keys = append(keys, fmt.Sprint(k))
+		}
+	}
+	return fmt.Errorf("%s:%d: %s: %s", sc.file, keyLine(sc.root, path...), strings.Join(keys, "."), fmt.Sprintf(format, args...))
+}
+
+// File is the path the scenario was loaded from.
+func (sc *Scenario) File() string { return sc.file }
+
+// Dir is the directory of the scenario file: relative trace and data paths
+// are resolved against it.
+func (sc *Scenario) Dir() string { return sc.dir }
+
+// Length is the run length: the sum of the phase durations.
+func (sc *Scenario) Length() time.Duration {
+	var total time.Duration
+	for _, p := range sc.Phases {
+		total += p.Duration.Duration
+	}
+	return total
+}
+
+// PhaseAt returns the index of the phase running at offset t (the last
+// phase for t at or past the end).
+func (sc *Scenario) PhaseAt(t time.Duration) int {
+	var end time.Duration
+	for i, p := range sc.Phases {
+		end += p.Duration.Duration
+		if t < end {
+			return i
+		}
+	}
+	return len(sc.Phases) - 1
+}
+
+func (sc *Scenario) validate() error {
+	var errs []error
+	bad := func(path []any, format string, args ...any) {
+		errs = append(errs, sc.Errorf(path, format, args...))
+	}
+	c := sc.Cluster
+	if !contains(Systems, c.System) {
+		bad([]any{"cluster", "system"}, "unknown system %q (want one of %s)", c.System, strings.Join(Systems, ", "))
+	}
+	if !contains([]string{"local", "netns", "docker"}, c.Backend) {
+		bad([]any{"cluster", "backend"}, "unknown backend %q (want local, netns or docker)", c.Backend)
+	}
+	if c.Nodes < 1 || c.Nodes > 200 {
+		bad([]any{"cluster", "nodes"}, "%d nodes: want 1 to 200", c.Nodes)
+	}
+	if c.System == "command" {
+		if len(c.Command) == 0 {
+			bad([]any{"cluster"}, "system: command needs command: [program, args...]")
+		}
+		if c.Port <= 0 {
+			bad([]any{"cluster", "port"}, "system: command needs the port its nodes listen on (1-65535)")
+		}
+	} else if len(c.Command) > 0 {
+		bad([]any{"cluster", "command"}, "command is only for system: command (this is system: %s)", c.System)
+	}
+	if c.Port < 0 || c.Port > 65535 {
+		bad([]any{"cluster", "port"}, "%d is not a port (1-65535)", c.Port)
+	}
+	if c.Ready != "" && !strings.HasPrefix(c.Ready, "/") {
+		bad([]any{"cluster", "ready"}, "%q is not a URL path: want one starting with / like /health", c.Ready)
+	}
+	if c.Pages < 0 || c.PageSize < 0 || c.PageSize > 64<<20 {
+		bad([]any{"cluster", "page_size"}, "pages and page_size must be positive (page_size at most 64 MiB)")
+	}
+
+	w := sc.Workload
+	if w.Rate <= 0 || w.Rate > 1e6 {
+		bad([]any{"workload", "rate"}, "rate %v: want requests per second above 0 (at most 1000000)", w.Rate)
+	}
+	if !contains([]string{"poisson", "constant"}, w.Arrivals) {
+		bad([]any{"workload", "arrivals"}, "unknown arrivals %q (want poisson or constant)", w.Arrivals)
+	}
+	if w.Clients < 1 || w.Clients > 1000 {
+		bad([]any{"workload", "clients"}, "%d clients: want 1 to 1000", w.Clients)
+	}
+	if w.Trace == "" {
+		bad([]any{"workload"}, "trace is required for system: %s (zipf:N:s, paths:FILE or clf:FILE)", c.System)
+	} else if !strings.HasPrefix(w.Trace, "zipf:") && !strings.HasPrefix(w.Trace, "paths:") && !strings.HasPrefix(w.Trace, "clf:") {
+		bad([]any{"workload", "trace"}, "%q: want zipf:N:s, paths:FILE or clf:FILE", w.Trace)
+	}
+	if w.MaxInFlight < 1 {
+		bad([]any{"workload", "max_in_flight"}, "want at least 1")
+	}
+	if w.MaxConns < 0 || (w.MaxConns > 0 && !w.Keepalive) {
+		bad([]any{"workload", "max_conns"}, "max_conns caps keep-alive connections: give a positive number with keepalive: true")
+	}
+	if w.Users < 0 || w.Users > 65536 {
+		bad([]any{"workload", "users"}, "%d users: want 1 to 65536 per client (0: the default 64)", w.Users)
+	}
+	if w.Flow < 0 {
+		bad([]any{"workload", "flow"}, "%d: want a positive number of requests per session", w.Flow)
+	}
+	if (w.Users != 0 || w.Flow != 0) && !sessionDriver(w.Driver) {
+		bad([]any{"workload"}, "users and flow are settings of the ssm and session drivers, not of driver %s", w.Driver)
+	}
+
+	if len(sc.Phases) == 0 {
+		bad([]any{"phases"}, "at least one phase is needed, e.g. [{name: warmup, duration: 60s}, {name: fault, duration: 90s}]")
+	}
+	seen := map[string]bool{}
+	for i, p := range sc.Phases {
+		if p.Name == "" {
+			bad([]any{"phases", i}, "phase %d has no name", i+1)
+		}
+		if seen[p.Name] {
+			bad([]any{"phases", i, "name"}, "phase name %q is used twice", p.Name)
+		}
+		seen[p.Name] = true
+		if p.Duration.Duration <= 0 {
+			bad([]any{"phases", i}, "phase %q needs a positive duration", p.Name)
+		}
+	}
+	if len(sc.Phases) > 0 && !seen[sc.Baseline] {
+		bad([]any{"baseline"}, "no phase named %q", sc.Baseline)
+	}
+	length := sc.Length()
+	for i, f := range sc.Faults {
+		at := func(k string) []any { return []any{"faults", i, k} }
+		if f.Type == "" {
+			bad([]any{"faults", i}, "fault %d has no type", i+1)
+		} else if !IsFaultType(f.Type) {
+			bad(at("type"), "unknown fault type %q (see DESIGN §4: e.g. app-crash, app-hang, node-crash, node-freeze, link-down)", f.Type)
+		}
+		if length > 0 && f.At.Duration >= length {
+			bad(at("at"), "%s is at or after the end of the run (%s)", f.At, length)
+		}
+		if f.Mode != "transient" && f.Mode != "sticky" {
+			bad(at("mode"), "unknown mode %q (want transient or sticky)", f.Mode)
+		}
+		if f.Mode == "transient" && f.Duration.Duration == 0 && needsDuration(f.Type) {
+			bad(at("duration"), "a transient %s needs a duration (or mode: sticky to last until repaired)", f.Type)
+		}
+		if f.Every != "" {
+			if l, err := law.Parse(f.Every); err != nil {
+				bad(at("every"), "%v", err)
+			} else if !l.Is("poisson", "gaussian", "fixed") {
+				bad(at("every"), "%s: a recurrence is poisson(MEAN), gaussian(MEAN, SD) or fixed(D)", l)
+			}
+		}
+		if f.Node.N > c.Nodes {
+			bad(at("node"), "node %d does not exist (the cluster has nodes 1 to %d)", f.Node.N, c.Nodes)
+		}
+		for j, n := range append(append([]int{}, f.Nodes...), f.Link...) {
+			if n < 1 || n > c.Nodes {
+				bad(at("nodes"), "node %d (entry %d) does not exist (the cluster has nodes 1 to %d)", n, j+1, c.Nodes)
+			}
+		}
+		if f.Link != nil && (len(f.Link) != 2 || f.Link[0] == f.Link[1]) {
+			bad(at("link"), "a link is two different nodes, like [1, 2]")
+		}
+		for _, g := range f.Group {
+			for _, n := range g {
+				if n < 1 || n > c.Nodes {
+					bad(at("group"), "node %d does not exist (the cluster has nodes 1 to %d)", n, c.Nodes)
+				}
+			}
+		}
+		if f.Scope != "" && f.Scope != "client" {
+			bad(at("scope"), "unknown scope %q (leave it out for intra-cluster, or client)", f.Scope)
+		}
+		if needsNode(f.Type) && !f.Node.IsSet() && len(f.Nodes) == 0 {
+			bad([]any{"faults", i}, "%s needs a target: node: N, nodes: [..] or node: any", f.Type)
+		}
+	}
+	op := sc.Operator
+	if !contains(OperatorPolicies, op.Policy) {
+		bad([]any{"operator", "policy"}, "unknown policy %q (want %s)", op.Policy, strings.Join(OperatorPolicies, ", "))
+	}
+	if op.Response != "" {
+		if l, err := law.Parse(op.Response); err != nil {
+			bad([]any{"operator", "response"}, "%v", err)
+		} else if !l.Is("fixed", "exponential") {
+			bad([]any{"operator", "response"}, "%s: a response time is fixed(D) or exponential(MEAN)", l)
+		}
+	}
+	for _, k := range sortedKeys(sc.Demerits) {
+		v := sc.Demerits[k]
+		if !contains(demeritKeys, k) {
+			bad([]any{"demerits", k}, "unknown demerit %q (want %s)", k, strings.Join(demeritKeys, ", "))
+		} else if v < 0 {
+			bad([]any{"demerits", k}, "weight %v is negative", v)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+var demeritKeys = []string{"conn_abort", "conn_error", "timeout", "http_error", "data_error", "latency_second", "latency_scale"}
+
+func needsNode(t string) bool {
+	switch t {
+	case "node-crash", "node-freeze", "node-reboot", "app-crash", "app-hang", "mem-alloc-fail", "mem-pressure", "cpu-hog", "slow",
+		"bad-param-null", "bad-param-offset", "bad-param-size", "bitflip", "restart-node":
+		return true
+	}
+	return false
+}
+
+// needsDuration reports whether a transient fault of type t must say how
+// long it lasts (instantaneous events like a crash that is repaired by the
+// operator or a maintenance action do not).
+func needsDuration(t string) bool {
+	switch t {
+	case "app-crash", "node-crash", "node-reboot", "restart-node", "restart-all", "replace-disk", "start-reconstruction", "remove-wrong-disk", "disk-remove", "disk-power-fail":
+		return false
+	}
+	return true
+}
+
+// Scaled returns a copy with every duration multiplied by f (--time-scale),
+// except cluster.ready_timeout, which bounds start-up rather than shaping the
+// experiment. Rates are unchanged.
+func (sc *Scenario) Scaled(f float64) *Scenario {
+	out := *sc
+	if f == 1 {
+		return &out
+	}
+	s := func(d Duration) Duration { return D(scaleDuration(d.Duration, f)) }
+	out.Cluster.Boot = s(sc.Cluster.Boot)
+	out.Workload.ConnectTimeout = s(sc.Workload.ConnectTimeout)
+	out.Workload.ResponseTimeout = s(sc.Workload.ResponseTimeout)
+	out.Workload.Window = s(sc.Workload.Window)
+	out.Phases = make([]Phase, len(sc.Phases))
+	for i, p := range sc.Phases {
+		out.Phases[i] = Phase{Name: p.Name, Duration: s(p.Duration)}
+	}
+	out.Faults = make([]Fault, len(sc.Faults))
+	for i, ft := range sc.Faults {
+		ft.At, ft.Duration = s(ft.At), s(ft.Duration)
+		if ft.Every != "" {
+			if l, err := law.Parse(ft.Every); err == nil {
+				ft.Every = l.Scaled(f).String()
+			}
+		}
+		if len(ft.Params) > 0 {
+			p := make(map[string]string, len(ft.Params))
+			for k, v := range ft.Params {
+				if d, err := time.ParseDuration(v); err == nil {
+					v = scaleDuration(d, f).String()
+				}
+				p[k] = v
+			}
+			ft.Params = p
+		}
+		out.Faults[i] = ft
+	}
+	out.Operator.DetectAfter = s(sc.Operator.DetectAfter)
+	out.Operator.ActionTime = s(sc.Operator.ActionTime)
+	if sc.Operator.Response != "" {
+		if l, err := law.Parse(sc.Operator.Response); err == nil {
+			out.Operator.Response = l.Scaled(f).String()
+		}
+	}
+	return &out
+}
+
+// Marshal writes the scenario as YAML with defaults filled in (scenario.yaml
+// of a results directory, and `faultbench validate`).
+func (sc *Scenario) Marshal() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(sc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), enc.Close()
+}
+
+// sortedKeys is a helper for deterministic iteration over maps.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func scaleDuration(d time.Duration, f float64) time.Duration {
+	return time.Duration(float64(d) * f)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// sessionDriver reports whether driver speaks the SSM session protocol.
+func sessionDriver(driver string) bool { return driver == "ssm" || driver == "session" }
