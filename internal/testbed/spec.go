@@ -1,0 +1,121 @@
+package testbed
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/scenario"
+)
+
+// Clock tells the time since the run started; events are stamped with it.
+type Clock interface{ Now() time.Duration }
+
+// ClockFunc adapts a function to Clock.
+type ClockFunc func() time.Duration
+
+// Now calls f.
+func (f ClockFunc) Now() time.Duration { return f() }
+
+// Since is the wall clock of a run that started at start.
+func Since(start time.Time) Clock {
+	return ClockFunc(func() time.Duration { return time.Since(start) })
+}
+
+// CommandSystem is the Spec.System of the user's own service (DESIGN §3).
+const CommandSystem = "command"
+
+// Spec says what cluster to start. Every other System is a node kind of this
+// binary, started as `EXE node SYSTEM --listen ADDR ...`.
+type Spec struct {
+	System  string // a node kind (static, press, ...) or "command"
+	Mode    string
+	Nodes   int
+	Command []string // system command: argv with {addr} {port} {node} {dir}
+	// Port is the port every node listens on at its own address; 0 picks a
+	// free port per node (tests; concurrent runs).
+	Port int
+	// Ready is the HTTP path polled until 200; empty means /health for node
+	// kinds of this binary and a TCP connect for a command.
+	Ready        string
+	ReadyTimeout time.Duration // default 10s
+	Boot         time.Duration // how long a downed host stays down (used by fault and operator); default 30s
+	StopGrace    time.Duration // SIGTERM to SIGKILL on a graceful stop; default 2s
+	Dir          string        // results dir; node i works in Dir/node-i and logs to Dir/node-i.log
+	Pages        int
+	PageSize     int
+	Options      map[string]string
+	// NodeOptions, when set, gives node i options of its own (addresses
+	// that differ per node, such as press's peer.J proxies), merged over
+	// Options; a key it returns wins. It is called at every start of the
+	// node, so a restarted node gets the same options.
+	NodeOptions func(node int) map[string]string
+	// Executable is the binary holding the node programs; default os.Executable().
+	Executable string
+	// Env is appended to the environment of every node (tests use it to make
+	// a test binary act as `faultbench node`).
+	Env []string
+	// FirstHost is the last octet of node 1's address; default 11, so node i
+	// is 127.0.0.(10+i).
+	FirstHost int
+	// Clock stamps events; default: time since StartLocal.
+	Clock Clock
+}
+
+// FromScenario fills a Spec from a scenario's cluster section.
+func FromScenario(c scenario.Cluster, dir string) Spec {
+	return Spec{
+		System: c.System, Mode: c.Mode, Nodes: c.Nodes, Command: c.Command, Port: c.Port,
+		Ready: c.Ready, ReadyTimeout: c.ReadyTimeout.Duration, Boot: c.Boot.Duration,
+		Dir: dir, Pages: c.Pages, PageSize: c.PageSize, Options: c.Options,
+	}
+}
+
+// Host is node i's address (without port): 127.0.0.(FirstHost+i-1). A
+// system that must know every node's address before any starts (press's
+// intra-cluster mesh) uses it.
+func (s *Spec) Host(i int) string {
+	first := s.FirstHost
+	if first == 0 {
+		first = 11
+	}
+	return fmt.Sprintf("127.0.0.%d", first+i-1)
+}
+
+// DefaultBoot is the boot time when the scenario gives none (fault.Expand
+// uses the same default).
+const DefaultBoot = 30 * time.Second
+
+// MaxNodes bounds the cluster so every address stays inside 127.0.0.0/24.
+const MaxNodes = 200
+
+// ErrStopped is returned by a node operation after Stop.
+var ErrStopped = errors.New("cluster stopped")
+
+func (s *Spec) validate() error {
+	if s.ReadyTimeout <= 0 {
+		s.ReadyTimeout = 10 * time.Second
+	}
+	if s.StopGrace <= 0 {
+		s.StopGrace = 2 * time.Second
+	}
+	if s.Boot <= 0 {
+		s.Boot = DefaultBoot
+	}
+	if s.FirstHost == 0 {
+		s.FirstHost = 11
+	}
+	switch {
+	case s.System == "":
+		return errors.New("cluster: no system given")
+	case s.Nodes < 1 || s.Nodes > MaxNodes:
+		return fmt.Errorf("cluster: nodes must be 1..%d, got %d", MaxNodes, s.Nodes)
+	case s.FirstHost < 2 || s.FirstHost+s.Nodes-1 > 254:
+		return fmt.Errorf("cluster: addresses 127.0.0.%d.. do not fit in 127.0.0.0/24", s.FirstHost)
+	case s.System == CommandSystem && len(s.Command) == 0:
+		return errors.New("cluster: system command needs a command")
+	case s.Port < 0 || s.Port > 65535:
+		return fmt.Errorf("cluster: port %d out of range", s.Port)
+	}
+	return nil
+}

@@ -1,0 +1,332 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/record"
+)
+
+// HTTPDriver sends one HTTP/1.1 GET an attempt. It is written on net rather
+// than net/http.Transport because the outcome classes need to know exactly
+// which phase failed (connect, send, status line, body), the deadlines run
+// from the scheduled time, and a Transport's own retries and pooling would
+// blur both.
+//
+// Without keep-alive every attempt dials a new connection and asks the server
+// to close it. With keep-alive idle connections are kept per address and
+// reused; a reused connection that turns out dead before any response byte
+// (the server closed it while idle) is retried once on another connection,
+// as browsers do. With MaxConns set, an attempt that finds every allowed
+// connection busy waits for one, and the wait counts against its connect
+// timeout (a browser queues the same way).
+type HTTPDriver struct {
+	cfg DriverConfig
+
+	mu     sync.Mutex
+	pools  map[string]*connPool // keep-alive only, by address
+	closed bool
+}
+
+// maxIdlePerAddr bounds the idle keep-alive connections kept for one
+// address when MaxConns does not.
+const maxIdlePerAddr = 1024
+
+// maxVerifyBody bounds the body buffered for Verify; a longer body is a data_error.
+const maxVerifyBody = 64 << 20
+
+// NewHTTPDriver returns an HTTP driver; see DriverConfig.
+func NewHTTPDriver(cfg DriverConfig) *HTTPDriver {
+	return &HTTPDriver{cfg: cfg, pools: make(map[string]*connPool)}
+}
+
+// connPool holds one address's keep-alive connections.
+type connPool struct {
+	idle  chan *httpConn // idle connections, FIFO
+	slots chan struct{}  // one token per open connection; nil when MaxConns is 0
+}
+
+type httpConn struct {
+	net.Conn
+	br    *bufio.Reader
+	bytes int64     // bytes read from the connection, to tell "no answer" from "broken answer"
+	pool  *connPool // non-nil if the connection holds one of pool.slots
+}
+
+func (c *httpConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.bytes += int64(n)
+	return n, err
+}
+
+var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
+
+// newHTTPConn wraps a connection that holds no pool slot.
+func newHTTPConn(c net.Conn) *httpConn { return newPooledConn(c, nil) }
+
+// newPooledConn wraps a connection; slotOf, if not nil, is the pool whose
+// slot the connection holds until it is closed.
+func newPooledConn(c net.Conn, slotOf *connPool) *httpConn {
+	hc := &httpConn{Conn: c, pool: slotOf}
+	hc.br = readerPool.Get().(*bufio.Reader)
+	hc.br.Reset(hc)
+	return hc
+}
+
+func (c *httpConn) close() {
+	c.Conn.Close()
+	c.br.Reset(nil)
+	readerPool.Put(c.br)
+	c.br = nil
+	if c.pool != nil {
+		<-c.pool.slots
+	}
+}
+
+// aLongTimeAgo is a deadline in the past: setting it wakes blocked I/O at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// Do implements Driver.
+func (d *HTTPDriver) Do(ctx context.Context, a Attempt) Result {
+	connectBy := a.Scheduled.Add(d.cfg.ConnectTimeout)
+	aborted := Result{Outcome: record.ConnAbort, End: connectBy}
+	var pool *connPool
+	if d.cfg.Keepalive {
+		pool = d.pool(a.Addr)
+	}
+	for try := 0; ; try++ {
+		var conn *httpConn
+		var slotted bool
+		if pool != nil {
+			var ok bool
+			if conn, slotted, ok = pool.acquire(ctx, connectBy); !ok {
+				return aborted // no connection free in time
+			}
+		}
+		reused := conn != nil
+		if conn == nil {
+			if !time.Now().Before(connectBy) {
+				// The user gave up before we could even try.
+				pool.release(slotted)
+				return aborted
+			}
+			dialer := net.Dialer{Deadline: connectBy}
+			c, err := dialer.DialContext(ctx, "tcp", a.Addr)
+			if err != nil {
+				pool.release(slotted)
+				if isTimeout(err) {
+					return aborted
+				}
+				return Result{Outcome: record.ConnError, End: time.Now()}
+			}
+			var slotOf *connPool
+			if slotted {
+				slotOf = pool
+			}
+			conn = newPooledConn(c, slotOf)
+		}
+		r, keep, retry := d.exchange(ctx, conn, a, time.Now().Add(d.cfg.ResponseTimeout))
+		if retry && reused && try == 0 {
+			conn.close()
+			continue
+		}
+		if keep {
+			d.keepIdle(pool, conn)
+		} else {
+			conn.close()
+		}
+		return r
+	}
+}
+
+// acquire returns an idle connection, or nil with leave to dial (slotted
+// says a slot was taken for it), or ok=false if none came free by connectBy
+// or ctx ended.
+func (p *connPool) acquire(ctx context.Context, connectBy time.Time) (c *httpConn, slotted, ok bool) {
+	select {
+	case c := <-p.idle:
+		return c, false, true
+	default:
+	}
+	if p.slots == nil {
+		return nil, false, true
+	}
+	select {
+	case c := <-p.idle:
+		return c, false, true
+	case p.slots <- struct{}{}:
+		return nil, true, true
+	default:
+	}
+	wait := time.Until(connectBy)
+	if wait <= 0 {
+		return nil, false, false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case c := <-p.idle:
+		return c, false, true
+	case p.slots <- struct{}{}:
+		return nil, true, true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil, false, false
+}
+
+// release gives back a slot taken for a connection that was never made.
+func (p *connPool) release(slotted bool) {
+	if slotted {
+		<-p.slots
+	}
+}
+
+func (d *HTTPDriver) pool(addr string) *connPool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p := d.pools[addr]
+	if p == nil {
+		if n := d.cfg.MaxConns; n > 0 {
+			p = &connPool{idle: make(chan *httpConn, n), slots: make(chan struct{}, n)}
+		} else {
+			p = &connPool{idle: make(chan *httpConn, maxIdlePerAddr)}
+		}
+		d.pools[addr] = p
+	}
+	return p
+}
+
+// exchange sends the request on conn and reads the answer by deadline.
+// keep says conn may carry another request; retry says nothing at all came
+// back, so a reused connection was probably stale.
+func (d *HTTPDriver) exchange(ctx context.Context, conn *httpConn, a Attempt, deadline time.Time) (r Result, keep, retry bool) {
+	conn.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(aLongTimeAgo) })
+	defer stop()
+
+	timedOut := Result{Outcome: record.Timeout, End: deadline}
+	if _, err := conn.Write(d.request(a)); err != nil {
+		if isTimeout(err) {
+			return timedOut, false, false
+		}
+		return Result{Outcome: record.ConnError, End: time.Now()}, false, true
+	}
+	conn.bytes = 0
+	resp, err := http.ReadResponse(conn.br, nil)
+	if err != nil {
+		switch {
+		case isTimeout(err):
+			return timedOut, false, false
+		case conn.bytes == 0:
+			// Closed or reset before any byte of a response.
+			return Result{Outcome: record.ConnError, End: time.Now()}, false, true
+		default:
+			// Something came back, but not an HTTP response.
+			return Result{Outcome: record.DataError, End: time.Now()}, false, false
+		}
+	}
+	r.Status = resp.StatusCode
+	ok2xx := resp.StatusCode >= 200 && resp.StatusCode < 300
+	var body *bytes.Buffer
+	if ok2xx && d.cfg.Verify != nil {
+		body = bodyPool.Get().(*bytes.Buffer)
+		defer func() { body.Reset(); bodyPool.Put(body) }()
+		r.Bytes, err = body.ReadFrom(io.LimitReader(resp.Body, maxVerifyBody+1))
+	} else {
+		r.Bytes, err = io.Copy(io.Discard, resp.Body)
+	}
+	r.End = time.Now()
+	keep = d.cfg.Keepalive && err == nil && !resp.Close
+	switch {
+	case !ok2xx:
+		// The status is the service's answer, whatever became of the body.
+		r.Outcome = record.HTTPError
+	case err != nil && isTimeout(err):
+		r.Outcome, r.End = record.Timeout, deadline
+	case err != nil:
+		r.Outcome = record.DataError // truncated or badly framed body
+	case body != nil && (r.Bytes > maxVerifyBody || !d.cfg.Verify(a.Target, body.Bytes())):
+		r.Outcome = record.DataError
+	default:
+		r.Outcome = record.OK
+	}
+	return r, keep, false
+}
+
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// request builds the GET for a. The slice is only valid until the next call
+// on the same goroutine's behalf; it is written at once.
+func (d *HTTPDriver) request(a Attempt) []byte {
+	b := make([]byte, 0, 64+len(a.Target)+len(a.Host))
+	b = append(b, "GET "...)
+	b = append(b, a.Target...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, a.Host...)
+	b = append(b, "\r\nUser-Agent: faultbench\r\n"...)
+	if !d.cfg.Keepalive {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	return append(b, "\r\n"...)
+}
+
+// getIdle returns an idle keep-alive connection to addr, or nil. It never
+// waits (the session drivers use it; they bound connections by users).
+func (d *HTTPDriver) getIdle(addr string) *httpConn {
+	select {
+	case c := <-d.pool(addr).idle:
+		return c
+	default:
+		return nil
+	}
+}
+
+// putIdle keeps c, a connection to addr made without a slot, for reuse.
+func (d *HTTPDriver) putIdle(addr string, c *httpConn) { d.keepIdle(d.pool(addr), c) }
+
+// keepIdle keeps conn for reuse. With MaxConns the idle channel has room
+// for every open connection, so only the uncapped pool ever overflows.
+func (d *HTTPDriver) keepIdle(p *connPool, c *httpConn) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.closed {
+		select {
+		case p.idle <- c:
+			return
+		default:
+		}
+	}
+	c.close()
+}
+
+// Close closes the idle connections; attempts still running close theirs
+// when they end. Safe to call twice.
+func (d *HTTPDriver) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	for _, p := range d.pools {
+		for drained := false; !drained; {
+			select {
+			case c := <-p.idle:
+				c.close()
+			default:
+				drained = true
+			}
+		}
+	}
+	return nil
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

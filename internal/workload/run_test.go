@@ -1,0 +1,216 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/record"
+)
+
+// sliceSink keeps every record, for tests.
+type sliceSink struct {
+	mu   sync.Mutex
+	reqs []record.Request
+}
+
+func (s *sliceSink) Record(r record.Request) {
+	s.mu.Lock()
+	s.reqs = append(s.reqs, r)
+	s.mu.Unlock()
+}
+
+func (s *sliceSink) sorted() []record.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Clone(s.reqs)
+	slices.SortFunc(out, func(a, b record.Request) int {
+		if a.Client != b.Client {
+			return a.Client - b.Client
+		}
+		switch {
+		case a.StartS < b.StartS:
+			return -1
+		case a.StartS > b.StartS:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Every arrival the schedule holds before the end is recorded exactly once,
+// with its scheduled time, node, client and path; the same seed gives the
+// same record, whatever the wall clock did.
+func TestRunRecordsEveryArrival(t *testing.T) {
+	s1 := newServer(t, respond(func(p string) string { return okReply(pageBody(p)) }))
+	s2 := newServer(t, respond(func(string) string { return "HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n" }))
+	cfg := Config{
+		Rate: 400, Clients: 2, Trace: "zipf:20:1", Seed: 9, Verify: verifyPage,
+		ConnectTimeout: testConnect, ResponseTimeout: testResponse,
+		Targets: []Target{{1, s1.addr()}, {2, s2.addr()}},
+	}
+	const length = 250 * time.Millisecond
+	var runs [2][]record.Request
+	for i := range runs {
+		sink := &sliceSink{}
+		if err := Run(context.Background(), cfg, time.Now(), length, sink); err != nil {
+			t.Fatal(err)
+		}
+		runs[i] = sink.sorted()
+	}
+
+	var want []arrival
+	for c := range cfg.Clients {
+		full := WithDefaults(cfg)
+		for _, a := range walk(t, full, c, 1000) {
+			if a.at >= length {
+				break
+			}
+			want = append(want, a)
+		}
+	}
+	got := runs[0]
+	if len(got) != len(want) {
+		t.Fatalf("%d records, want one for each of %d arrivals", len(got), len(want))
+	}
+	for i, r := range got {
+		a := want[i]
+		node := cfg.Targets[a.target].Node
+		if r.StartS != a.at.Seconds() || r.Target != a.path || r.Node != node {
+			t.Fatalf("record %d: %+v, want start %v node %d path %s", i, r, a.at.Seconds(), node, a.path)
+		}
+		wantOutcome := map[int]record.Outcome{1: record.OK, 2: record.HTTPError}[node]
+		if r.Outcome != wantOutcome || r.LatencyS <= 0 {
+			t.Errorf("record %d: outcome %v latency %v, want %v with positive latency", i, r.Outcome, r.LatencyS, wantOutcome)
+		}
+	}
+	for i := range got {
+		a, b := runs[0][i], runs[1][i]
+		if a.StartS != b.StartS || a.Target != b.Target || a.Node != b.Node || a.Client != b.Client {
+			t.Fatalf("run 2 record %d differs: %+v vs %+v", i, a, b)
+		}
+	}
+}
+
+// Beyond MaxInFlight an arrival is recorded as an unsent conn_error, so a
+// hung service cannot make the generator hold unbounded state.
+func TestRunMaxInFlight(t *testing.T) {
+	release := make(chan struct{})
+	s := newServer(t, func(c net.Conn) { <-release; c.Close() })
+	defer close(release)
+	sink := &sliceSink{}
+	cfg := Config{
+		Rate: 2000, Arrivals: "constant", Trace: "zipf:5:1", MaxInFlight: 3,
+		ResponseTimeout: testResponse, // the default 2 s connect timeout keeps a slow machine from aborting the first three
+		Targets:         []Target{{1, s.addr()}},
+	}
+	if err := Run(context.Background(), cfg, time.Now(), 20*time.Millisecond, sink); err != nil {
+		t.Fatal(err)
+	}
+	var unsent, timedOut int
+	for _, r := range sink.reqs {
+		switch {
+		case r.Outcome == record.ConnError && r.LatencyS == 0:
+			unsent++
+		case r.Outcome == record.Timeout:
+			timedOut++
+		}
+	}
+	if len(sink.reqs) != 40 || timedOut != 3 || unsent != 37 {
+		t.Errorf("%d records: %d timeouts, %d unsent; want 40: 3 timeouts, 37 unsent", len(sink.reqs), timedOut, unsent)
+	}
+}
+
+func TestRefusesRemoteTargets(t *testing.T) {
+	cfg := Config{Rate: 1, Trace: "zipf:1:1", Targets: []Target{{1, "127.0.0.1:80"}, {2, "192.0.2.7:80"}, {3, "[::1]:80"}}}
+	_, err := New(context.Background(), cfg, &sliceSink{})
+	if !errors.Is(err, ErrRemote) || !strings.Contains(err.Error(), "node 2") || !strings.Contains(err.Error(), "192.0.2.7:80") {
+		t.Fatalf("error %v, want ErrRemote naming node 2 and its address", err)
+	}
+	if strings.Contains(err.Error(), "node 1") || strings.Contains(err.Error(), "node 3") {
+		t.Errorf("error %v blames a loopback node", err)
+	}
+	cfg.OwnHosts = []netip.Addr{netip.MustParseAddr("192.0.2.7")}
+	if _, err := New(context.Background(), cfg, &sliceSink{}); err != nil {
+		t.Errorf("a run's own host refused: %v", err)
+	}
+	cfg.OwnHosts = nil
+	cfg.AllowRemote = true
+	if _, err := New(context.Background(), cfg, &sliceSink{}); err != nil {
+		t.Errorf("AllowRemote still refused: %v", err)
+	}
+	cfg.AllowRemote = false
+	cfg.Targets = []Target{{1, "localhost:80"}}
+	if _, err := New(context.Background(), cfg, &sliceSink{}); err != nil {
+		t.Errorf("localhost refused: %v", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	bad := Config{Driver: "ftp", Rate: -1, Arrivals: "bursty", Clients: -1, ConnectTimeout: -1, ResponseTimeout: -1, MaxInFlight: -1, Trace: "zipf:0:1",
+		Targets: []Target{{1, "nohost"}}}
+	err := Validate(bad)
+	for _, want := range []string{"driver", "arrivals", "clients", "connect_timeout", "response_timeout", "max_in_flight", "zipf:0:1", "node 1"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not mention %s", err, want)
+		}
+	}
+	if !errors.Is(err, ErrConfig) {
+		t.Errorf("error %v does not wrap ErrConfig", err)
+	}
+	if err := Validate(WithDefaults(Config{Rate: 10, Arrivals: "trace", Trace: "zipf:3:1", Targets: []Target{{1, "127.0.0.1:1"}}})); err == nil {
+		t.Error("arrivals: trace accepted without a clf trace")
+	}
+	if err := Validate(WithDefaults(Config{Rate: 10, Trace: "zipf:3:1", Targets: []Target{{1, "127.0.0.1:1"}}})); err != nil {
+		t.Errorf("a minimal config: %v", err)
+	}
+}
+
+// Stop may be called twice, before, during and after Run; once it is,
+// nothing more is recorded after Run returns.
+func TestStop(t *testing.T) {
+	s := newServer(t, func(c net.Conn) { defer c.Close(); c.Read(make([]byte, 1)) })
+	cfg := Config{Rate: 100, Trace: "zipf:5:1", Targets: []Target{{1, s.addr()}}}
+
+	g, err := New(context.Background(), cfg, &sliceSink{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Stop()
+	g.Stop()
+	if err := g.Run(context.Background(), time.Now(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+
+	sink := &sliceSink{}
+	g, _ = New(context.Background(), cfg, sink)
+	done := make(chan error)
+	go func() { done <- g.Run(context.Background(), time.Now(), time.Hour) }()
+	for range 2 {
+		g.Stop()
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	n := len(sink.sorted())
+	g.Stop()
+	if err := g.Run(context.Background(), time.Now(), time.Hour); !errors.Is(err, ErrAlreadyRun) {
+		t.Errorf("second Run: %v, want ErrAlreadyRun", err)
+	}
+	if len(sink.sorted()) != n {
+		t.Error("records arrived after Run returned")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Run(ctx, cfg, time.Now(), time.Hour, &sliceSink{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run with a cancelled context: %v, want context.Canceled", err)
+	}
+}
