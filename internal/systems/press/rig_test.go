@@ -1,0 +1,82 @@
+package press
+
+import (
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/faultbench/faultbench/internal/fault"
+	nodeprog "github.com/faultbench/faultbench/internal/node"
+	"github.com/faultbench/faultbench/internal/testbed"
+)
+
+// Prepare gives each node its intra, control and peer.J (proxy) addresses
+// at the default ports, hands the token through the environment only, and
+// Close closes every proxy.
+func TestRigPrepareAndClose(t *testing.T) {
+	spec := testbed.Spec{System: Kind, Nodes: 3, FirstHost: 41, Options: map[string]string{"heartbeat": "1s"}}
+	r, err := system{}.Prepare(&spec, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if spec.Port != DefaultPort {
+		t.Errorf("port %d, want the default %d", spec.Port, DefaultPort)
+	}
+	opts := spec.NodeOptions(2)
+	if opts["intra"] != "127.0.0.42:9080" || opts["control"] != "127.0.0.42:10080" || opts["token"] != "" {
+		t.Errorf("node 2 options %v: want intra 127.0.0.42:9080, control 127.0.0.42:10080 and no token in argv", opts)
+	}
+	if opts["seed"] == spec.NodeOptions(3)["seed"] {
+		t.Error("nodes 2 and 3 share a comm-fault seed")
+	}
+	var tokenEnv string
+	for _, e := range spec.Env {
+		if v, ok := strings.CutPrefix(e, TokenEnv+"="); ok {
+			tokenEnv = v
+		}
+	}
+	if len(tokenEnv) != 32 {
+		t.Fatalf("token in env %q: want 32 hex digits", tokenEnv)
+	}
+	peers := []string{opts["peer.1"], opts["peer.3"]}
+	for _, p := range peers {
+		c, err := net.Dial("tcp", p)
+		if err != nil {
+			t.Fatalf("proxy %s not listening: %v", p, err)
+		}
+		c.Close()
+	}
+	tgt := r.Target(&testbed.Cluster{})
+	if _, ok := tgt.(NetLever); !ok {
+		t.Error("target lacks NetLever")
+	}
+	if _, ok := tgt.(fault.AppLever); !ok {
+		t.Error("target lost the cluster's AppLever")
+	}
+	r.Close()
+	for _, p := range peers {
+		if c, err := net.Dial("tcp", p); err == nil {
+			c.Close()
+			t.Errorf("proxy %s still listening after Close", p)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// The node takes its token from the environment when no option gives one.
+func TestWithEnvToken(t *testing.T) {
+	nc := nodeprog.Config{Options: map[string]string{"heartbeat": "1s"}}
+	if got := withEnvToken(nc, "s3cret").Options["token"]; got != "s3cret" {
+		t.Errorf("token %q, want the environment's", got)
+	}
+	if _, ok := nc.Options["token"]; ok {
+		t.Error("the caller's options map was modified")
+	}
+	nc.Options["token"] = "given"
+	if got := withEnvToken(nc, "s3cret").Options["token"]; got != "given" {
+		t.Errorf("token %q: an explicit option must win", got)
+	}
+}
