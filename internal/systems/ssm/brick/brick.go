@@ -1,0 +1,506 @@
+// Package brick is an SSM brick (seed 004 §3): a diskless store of session
+// state in memory, in expiry-generation hash tables.
+//
+// One TCP port serves everything. A connection that starts with
+// wire.Preface is a stub stream: its reader goroutine decodes frames and puts
+// requests into the shared inbox; one processing goroutine dequeues them,
+// drops those whose budget has run out (when DiscardExpired), applies them to
+// the Store and queues the reply on the stream's writer. Every other
+// connection is HTTP: GET /health, GET /stats (the Pinpoint statistics),
+// GET and POST /control (faults, with a token).
+//
+// The brick beacons (wire.TBeacon with its id and incarnation) on every stub
+// stream every BeaconInterval and at once when a stream opens; stubs take a
+// brick for dead when its beacons stop (or its stream breaks).
+//
+// Bad input never stops the brick: a malformed frame, a key of the wrong
+// length or an oversized value is answered with a wire.TError and the stream
+// goes on; only a frame above twice the value limit (which cannot be skipped
+// safely) closes that one stream.
+package brick
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/systems/ssm/wire"
+)
+
+// Brick is one running brick. Its methods are safe for concurrent use.
+type Brick struct {
+	cfg Config
+
+	// Owned by the processing goroutine.
+	store *Store
+	rng   *rand.Rand
+
+	inbox   chan request
+	ctl     chan func()
+	slow    atomic.Int64  // per-message delay, ns
+	slowGen atomic.Uint64 // bumped by every slow/clear, so a timed revert only undoes its own
+
+	reads, writes, dropped, flips atomic.Uint64
+	elements, memory              atomic.Int64
+
+	mu      sync.Mutex
+	streams map[*stream]struct{}
+	ln      net.Listener
+	httpLn  *chanListener
+	srv     *http.Server
+
+	done      chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+}
+
+type request struct {
+	s        *stream
+	msg      wire.Msg
+	deadline time.Time
+}
+
+// New validates cfg and builds a brick; Serve starts it.
+func New(cfg Config) (*Brick, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Incarnation == 0 {
+		cfg.Incarnation = uint64(time.Now().UnixNano())
+	}
+	b := &Brick{
+		cfg:     cfg,
+		store:   NewStore(cfg.Generation.Milliseconds()),
+		rng:     rand.New(rand.NewSource(cfg.Seed*7919 + int64(cfg.ID))),
+		inbox:   make(chan request, cfg.InboxLen),
+		ctl:     make(chan func()),
+		streams: map[*stream]struct{}{},
+		done:    make(chan struct{}),
+	}
+	b.slow.Store(int64(cfg.Slow))
+	b.httpLn = newChanListener()
+	b.srv = &http.Server{Handler: b.handler(), ReadHeaderTimeout: 5 * time.Second}
+	return b, nil
+}
+
+// Start listens on addr and serves in the background; Close stops it.
+func Start(cfg Config, addr string) (*Brick, error) {
+	b, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("ssm brick %d: %w", cfg.ID, err)
+	}
+	b.mu.Lock()
+	b.ln = ln
+	b.mu.Unlock()
+	go func() { _ = b.Serve(ln) }()
+	return b, nil
+}
+
+// Addr is the listening address (after Serve or Start).
+func (b *Brick) Addr() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ln == nil {
+		return ""
+	}
+	return b.ln.Addr().String()
+}
+
+// Serve accepts on ln until Close, which makes it return nil.
+func (b *Brick) Serve(ln net.Listener) error {
+	b.mu.Lock()
+	select {
+	case <-b.done:
+		b.mu.Unlock()
+		_ = ln.Close()
+		return nil
+	default:
+	}
+	b.ln = ln
+	b.wg.Add(3)
+	b.mu.Unlock()
+	go func() { defer b.wg.Done(); b.process() }()
+	go func() { defer b.wg.Done(); b.beacon() }()
+	go func() { defer b.wg.Done(); _ = b.srv.Serve(b.httpLn) }()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-b.done:
+				return nil
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			b.Close()
+			return err
+		}
+		b.wg.Add(1)
+		go func() { defer b.wg.Done(); b.sniff(conn) }()
+	}
+}
+
+// Close stops the brick: the listener, every stream and every goroutine; the
+// memory is gone, as in a crash. Safe to call twice.
+func (b *Brick) Close() error {
+	b.closeOnce.Do(func() {
+		close(b.done)
+		b.mu.Lock()
+		if b.ln != nil {
+			_ = b.ln.Close()
+		}
+		for s := range b.streams {
+			s.close()
+		}
+		b.mu.Unlock()
+		_ = b.srv.Close()
+		b.httpLn.Close()
+	})
+	b.wg.Wait()
+	return nil
+}
+
+// sniff routes a connection by its first bytes: stub stream or HTTP.
+func (b *Brick) sniff(conn net.Conn) {
+	br := bufio.NewReaderSize(conn, 64<<10)
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	head, err := br.Peek(len(wire.Preface))
+	if err != nil {
+		_ = conn.Close()
+		return
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	if string(head) != wire.Preface {
+		b.httpLn.push(&peekedConn{Conn: conn, r: br})
+		return
+	}
+	_, _ = br.Discard(len(wire.Preface))
+	s := &stream{conn: conn, out: make(chan []byte, 4096), done: make(chan struct{})}
+	b.mu.Lock()
+	select {
+	case <-b.done:
+		b.mu.Unlock()
+		_ = conn.Close()
+		return
+	default:
+	}
+	b.streams[s] = struct{}{}
+	b.mu.Unlock()
+	b.event("system.ssm.stream", fmt.Sprintf("brick %d: stub stream from %s", b.cfg.ID, conn.RemoteAddr()))
+	b.wg.Add(1)
+	go func() { defer b.wg.Done(); s.writeLoop() }()
+	s.send(b.beaconFrame())
+	if b.readLoop(s, br) {
+		select { // let the writer send the error frame
+		case <-s.done:
+		case <-time.After(time.Second):
+		}
+	}
+	s.close()
+	b.mu.Lock()
+	delete(b.streams, s)
+	b.mu.Unlock()
+}
+
+// readLoop reads requests until the stream ends; it reports true when it
+// queued a final error frame that the writer should flush before closing.
+func (b *Brick) readLoop(s *stream, br *bufio.Reader) (flush bool) {
+	maxFrame := 2*b.cfg.MaxValue + 1024
+	for {
+		frame, err := wire.ReadFrame(br, maxFrame)
+		if err != nil {
+			if errors.Is(err, wire.ErrTooLarge) || errors.Is(err, wire.ErrMalformed) {
+				s.send(wire.Append(nil, &wire.Msg{Type: wire.TError, Status: wire.TooLarge, Text: err.Error()}))
+				s.flushAndClose()
+				return true
+			}
+			return false
+		}
+		arrived := time.Now()
+		m, err := wire.Decode(frame)
+		if err != nil {
+			s.send(wire.Append(nil, &wire.Msg{Type: wire.TError, ID: m.ID, Status: wire.BadRequest, Text: err.Error()}))
+			continue
+		}
+		if st, why := b.check(&m); st != wire.OK {
+			s.send(wire.Append(nil, &wire.Msg{Type: wire.TError, ID: m.ID, Status: st, Text: why}))
+			continue
+		}
+		select {
+		case b.inbox <- request{s: s, msg: m, deadline: arrived.Add(time.Duration(m.Budget) * time.Microsecond)}:
+		case <-b.done:
+			return false
+		case <-s.done:
+			return false
+		}
+	}
+}
+
+// check validates a decoded frame as a request.
+func (b *Brick) check(m *wire.Msg) (wire.Status, string) {
+	switch m.Type {
+	case wire.TWrite, wire.TRead:
+	default:
+		return wire.BadRequest, fmt.Sprintf("a brick accepts write and read, not %v", m.Type)
+	}
+	if len(m.Key) != wire.KeyLen {
+		return wire.BadKey, fmt.Sprintf("key of %d bytes, want %d", len(m.Key), wire.KeyLen)
+	}
+	if len(m.Value) > b.cfg.MaxValue {
+		return wire.TooLarge, fmt.Sprintf("value of %d bytes above the limit of %d", len(m.Value), b.cfg.MaxValue)
+	}
+	return wire.OK, ""
+}
+
+// process is the brick's one processing goroutine: it owns the store.
+func (b *Brick) process() {
+	gc := time.NewTicker(max(b.cfg.Generation/2, 10*time.Millisecond))
+	defer gc.Stop()
+	for {
+		select {
+		case r := <-b.inbox:
+			b.handle(r)
+		case f := <-b.ctl:
+			f()
+		case now := <-gc.C:
+			b.store.Expire(now.UnixMilli())
+			b.gauges()
+		case <-b.done:
+			return
+		}
+	}
+}
+
+func (b *Brick) gauges() {
+	b.elements.Store(int64(b.store.Len()))
+	b.memory.Store(b.store.Bytes())
+}
+
+func (b *Brick) handle(r request) {
+	if b.cfg.DiscardExpired && time.Now().After(r.deadline) {
+		b.dropped.Add(1)
+		return
+	}
+	if d := time.Duration(b.slow.Load()); d > 0 {
+		time.Sleep(d)
+	}
+	now := time.Now().UnixMilli()
+	var key wire.Key
+	copy(key[:], r.msg.Key)
+	reply := wire.Msg{ID: r.msg.ID}
+	switch r.msg.Type {
+	case wire.TWrite:
+		b.writes.Add(1)
+		reply.Type = wire.TWriteAck
+		if wire.Checksum(r.msg.Value) != r.msg.Checksum {
+			reply.Status = wire.Corrupt
+		} else {
+			reply.Status = b.store.Put(now, key, r.msg.Expiry, r.msg.Checksum, r.msg.Value)
+		}
+	case wire.TRead:
+		b.reads.Add(1)
+		reply.Type = wire.TReadReply
+		v, st := b.store.Get(now, key, r.msg.Expiry)
+		reply.Status = st
+		if st == wire.OK {
+			reply.Value = v
+		}
+		if st == wire.Corrupt && b.cfg.ExitOnCorrupt {
+			b.event("system.ssm.corrupt", fmt.Sprintf("brick %d: checksum error on read; exiting", b.cfg.ID))
+			b.crash("checksum error on read")
+			return
+		}
+	}
+	b.gauges()
+	r.s.send(wire.Append(make([]byte, 0, wire.HeaderLen+1+len(reply.Value)), &reply))
+}
+
+func (b *Brick) beaconFrame() []byte {
+	return wire.Append(nil, &wire.Msg{Type: wire.TBeacon, Brick: b.cfg.ID, Incarnation: b.cfg.Incarnation})
+}
+
+func (b *Brick) beacon() {
+	t := time.NewTicker(b.cfg.BeaconInterval)
+	defer t.Stop()
+	frame := b.beaconFrame()
+	for {
+		select {
+		case <-t.C:
+			b.mu.Lock()
+			for s := range b.streams {
+				s.send(frame)
+			}
+			b.mu.Unlock()
+		case <-b.done:
+			return
+		}
+	}
+}
+
+func (b *Brick) crash(reason string) {
+	if b.cfg.OnCrash != nil {
+		b.cfg.OnCrash(reason)
+		return
+	}
+	go b.Close()
+}
+
+func (b *Brick) event(kind, detail string) {
+	if b.cfg.OnEvent != nil {
+		b.cfg.OnEvent(kind, detail)
+	}
+}
+
+// Stats is what GET /stats answers: the gauges now and the counters since
+// the brick started (Pinpoint turns counters into per-second rates).
+type Stats struct {
+	Brick       uint16 `json:"brick"`
+	Incarnation uint64 `json:"incarnation"`
+	UnixMillis  int64  `json:"unix_ms"`
+	NumElements int64  `json:"num_elements"`
+	MemoryUsed  int64  `json:"memory_used"`
+	InboxSize   int    `json:"inbox_size"`
+	NumDropped  uint64 `json:"num_dropped_total"`
+	NumReads    uint64 `json:"num_reads_total"`
+	NumWrites   uint64 `json:"num_writes_total"`
+	Streams     int    `json:"streams"`
+}
+
+// Stats returns the current statistics.
+func (b *Brick) Stats() Stats {
+	b.mu.Lock()
+	streams := len(b.streams)
+	b.mu.Unlock()
+	return Stats{
+		Brick: b.cfg.ID, Incarnation: b.cfg.Incarnation, UnixMillis: time.Now().UnixMilli(),
+		NumElements: b.elements.Load(), MemoryUsed: b.memory.Load(), InboxSize: len(b.inbox),
+		NumDropped: b.dropped.Load(), NumReads: b.reads.Load(), NumWrites: b.writes.Load(), Streams: streams,
+	}
+}
+
+// do runs f on the processing goroutine and waits for it.
+func (b *Brick) do(ctx context.Context, f func()) error {
+	ran := make(chan struct{})
+	select {
+	case b.ctl <- func() { f(); close(ran) }:
+	case <-b.done:
+		return errors.New("brick closed")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	<-ran
+	return nil
+}
+
+// stream is one stub connection.
+type stream struct {
+	conn net.Conn
+	out  chan []byte
+	done chan struct{}
+	once sync.Once
+}
+
+// send queues a frame without blocking; a full queue drops it (the stub
+// times the request out), so a stub that stops reading cannot stall the
+// processing goroutine (seed 004 §7.3: the outbox is a backpressure point).
+func (s *stream) send(frame []byte) {
+	select {
+	case s.out <- frame:
+	case <-s.done:
+	default:
+	}
+}
+
+func (s *stream) close() {
+	s.once.Do(func() {
+		close(s.done)
+		_ = s.conn.Close()
+	})
+}
+
+// flushAndClose lets the writer send what is queued, then closes.
+func (s *stream) flushAndClose() {
+	s.send(nil) // nil frame: close after writing what precedes it
+}
+
+func (s *stream) writeLoop() {
+	defer s.close()
+	w := bufio.NewWriterSize(s.conn, 64<<10)
+	for {
+		select {
+		case f := <-s.out:
+			for {
+				if f == nil {
+					_ = w.Flush()
+					return
+				}
+				if _, err := w.Write(f); err != nil {
+					return
+				}
+				if len(s.out) == 0 {
+					break
+				}
+				f = <-s.out
+			}
+			_ = s.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+			if err := w.Flush(); err != nil {
+				return
+			}
+		case <-s.done:
+			return
+		}
+	}
+}
+
+// peekedConn replays the bytes sniff peeked.
+type peekedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *peekedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// chanListener hands sniffed HTTP connections to http.Server.
+type chanListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newChanListener() *chanListener {
+	return &chanListener{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *chanListener) push(c net.Conn) {
+	select {
+	case l.conns <- c:
+	case <-l.done:
+		_ = c.Close()
+	}
+}
+
+func (l *chanListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *chanListener) Close() error { l.once.Do(func() { close(l.done) }); return nil }
+
+func (l *chanListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }

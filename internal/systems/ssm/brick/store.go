@@ -1,0 +1,198 @@
+package brick
+
+import (
+	"math/rand"
+	"sort"
+
+	"github.com/faultbench/faultbench/internal/systems/ssm/wire"
+)
+
+// Store is a brick's memory: a set of hash tables, one per expiry generation
+// (seed 004 §3.3). State expiring at e lives in the table of generation
+// ceil(e/G); the table is dropped whole once its generation has passed, so
+// garbage collection never scans entries. A read names the expiry, so it
+// looks in exactly one table.
+//
+// Store is a deterministic state machine: time enters only as the now
+// argument (Unix milliseconds). It is not safe for concurrent use; the
+// brick's processing goroutine owns it.
+type Store struct {
+	gen    int64 // generation width, ms
+	tables map[int64]map[wire.Key]*entry
+	where  map[wire.Key]int64 // key → generation holding it
+	bytes  int64
+	latest wire.Key
+	any    bool // latest is set
+}
+
+type entry struct {
+	value    []byte
+	checksum uint32
+	expiry   int64
+}
+
+// entryOverhead approximates the bytes a stored entry costs beyond its value
+// (key, map slots, header), so MemoryUsed moves with NumElements too.
+const entryOverhead = 96
+
+// NewStore returns an empty store with generations genMillis wide (≥ 1).
+func NewStore(genMillis int64) *Store {
+	if genMillis < 1 {
+		genMillis = 1
+	}
+	return &Store{gen: genMillis, tables: map[int64]map[wire.Key]*entry{}, where: map[wire.Key]int64{}}
+}
+
+func (s *Store) generation(expiry int64) int64 {
+	g := expiry / s.gen
+	if expiry%s.gen != 0 && expiry > 0 {
+		g++
+	}
+	return g
+}
+
+// Put stores a copy of value under key. It answers Expired when expiry is
+// not after now. A key already stored (in any generation) is replaced: a
+// session is written whole and only its last value matters.
+func (s *Store) Put(now int64, key wire.Key, expiry int64, checksum uint32, value []byte) wire.Status {
+	if expiry <= now {
+		return wire.Expired
+	}
+	s.remove(key)
+	g := s.generation(expiry)
+	t := s.tables[g]
+	if t == nil {
+		t = map[wire.Key]*entry{}
+		s.tables[g] = t
+	}
+	t[key] = &entry{value: append([]byte(nil), value...), checksum: checksum, expiry: expiry}
+	s.where[key] = g
+	s.bytes += int64(len(value)) + entryOverhead
+	s.latest, s.any = key, true
+	return wire.OK
+}
+
+// Get returns the value stored under key with this expiry. The value aliases
+// the store: the caller must copy or encode it before the next call. Corrupt
+// means the value no longer matches the checksum stored with it (a bit flip
+// in memory).
+func (s *Store) Get(now int64, key wire.Key, expiry int64) ([]byte, wire.Status) {
+	if expiry <= now {
+		return nil, wire.Expired
+	}
+	e := s.tables[s.generation(expiry)][key]
+	if e == nil || e.expiry != expiry {
+		return nil, wire.NotFound
+	}
+	if wire.Checksum(e.value) != e.checksum {
+		return e.value, wire.Corrupt
+	}
+	return e.value, wire.OK
+}
+
+func (s *Store) remove(key wire.Key) {
+	g, ok := s.where[key]
+	if !ok {
+		return
+	}
+	if e := s.tables[g][key]; e != nil {
+		s.bytes -= int64(len(e.value)) + entryOverhead
+		delete(s.tables[g], key)
+	}
+	delete(s.where, key)
+}
+
+// Expire drops every generation whose time has passed and returns how many
+// entries went with them.
+func (s *Store) Expire(now int64) int {
+	removed := 0
+	for g, t := range s.tables {
+		if g*s.gen > now {
+			continue
+		}
+		for k, e := range t {
+			s.bytes -= int64(len(e.value)) + entryOverhead
+			delete(s.where, k)
+			removed++
+		}
+		delete(s.tables, g)
+	}
+	return removed
+}
+
+// Len is the number of stored entries (NumElements).
+func (s *Store) Len() int { return len(s.where) }
+
+// Bytes is the memory the entries use, approximately (MemoryUsed).
+func (s *Store) Bytes() int64 { return s.bytes }
+
+// Generations is the number of live hash tables.
+func (s *Store) Generations() int { return len(s.tables) }
+
+// FlipTarget says what a bit flip damages.
+type FlipTarget string
+
+// Flip targets: the stored value (the brick's own check, and the stub's,
+// catch it), or a structure — the key an entry is filed under (the entry
+// becomes unreachable), its stored checksum (the value looks corrupt), or its
+// expiry (reads miss it).
+const (
+	FlipValue    FlipTarget = "value"
+	FlipKey      FlipTarget = "key"
+	FlipChecksum FlipTarget = "checksum"
+	FlipExpiry   FlipTarget = "expiry"
+)
+
+// Flip flips one bit of one entry: the most recently written one when
+// latest is set (the paper's "object just written and about to be read"),
+// else one drawn from rng. It reports false when the store is empty or the
+// latest entry is gone.
+func (s *Store) Flip(target FlipTarget, latest bool, rng *rand.Rand) (wire.Key, bool) {
+	var key wire.Key
+	if latest {
+		if !s.any {
+			return key, false
+		}
+		key = s.latest
+		if _, ok := s.where[key]; !ok {
+			return key, false
+		}
+	} else {
+		if len(s.where) == 0 {
+			return key, false
+		}
+		keys := make([]wire.Key, 0, len(s.where))
+		for k := range s.where {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return string(keys[i][:]) < string(keys[j][:]) })
+		key = keys[rng.Intn(len(keys))]
+	}
+	g := s.where[key]
+	e := s.tables[g][key]
+	switch target {
+	case FlipValue:
+		if len(e.value) == 0 {
+			e.checksum ^= 1
+			break
+		}
+		bit := rng.Intn(len(e.value) * 8)
+		e.value[bit/8] ^= 1 << (bit % 8)
+	case FlipKey:
+		bit := rng.Intn(wire.KeyLen * 8)
+		flipped := key
+		flipped[bit/8] ^= 1 << (bit % 8)
+		delete(s.tables[g], key)
+		delete(s.where, key)
+		if old, ok := s.tables[g][flipped]; ok {
+			s.bytes -= int64(len(old.value)) + entryOverhead
+		}
+		s.tables[g][flipped] = e
+		s.where[flipped] = g
+	case FlipChecksum:
+		e.checksum ^= 1 << rng.Intn(32)
+	case FlipExpiry:
+		e.expiry ^= 1 << rng.Intn(8)
+	}
+	return key, true
+}

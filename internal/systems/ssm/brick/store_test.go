@@ -1,0 +1,95 @@
+package brick
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/faultbench/faultbench/internal/systems/ssm/wire"
+)
+
+func key(b byte) wire.Key { var k wire.Key; k[0] = b; return k }
+
+func TestStoreGenerations(t *testing.T) {
+	s := NewStore(1000)
+	v := []byte("state")
+	cs := wire.Checksum(v)
+	// Expiries 1500 and 2000 share generation 2; 2500 is in generation 3.
+	for i, exp := range []int64{1500, 2000, 2500} {
+		if st := s.Put(0, key(byte(i)), exp, cs, v); st != wire.OK {
+			t.Fatalf("Put %d: %v", i, st)
+		}
+	}
+	if s.Generations() != 2 || s.Len() != 3 {
+		t.Fatalf("generations=%d len=%d, want 2 and 3", s.Generations(), s.Len())
+	}
+	if got, st := s.Get(100, key(0), 1500); st != wire.OK || string(got) != "state" {
+		t.Fatalf("Get = %q %v", got, st)
+	}
+	if _, st := s.Get(100, key(0), 1600); st != wire.NotFound {
+		t.Fatalf("Get with another expiry = %v, want not-found", st)
+	}
+	if n := s.Expire(1999); n != 0 {
+		t.Fatalf("Expire(1999) removed %d before generation 2 ended", n)
+	}
+	if n := s.Expire(2000); n != 2 {
+		t.Fatalf("Expire(2000) removed %d, want 2", n)
+	}
+	if s.Len() != 1 || s.Bytes() != int64(len(v))+entryOverhead {
+		t.Fatalf("after expiry len=%d bytes=%d", s.Len(), s.Bytes())
+	}
+	if _, st := s.Get(2600, key(2), 2500); st != wire.Expired {
+		t.Fatalf("Get after expiry = %v, want expired", st)
+	}
+	if st := s.Put(3000, key(4), 3000, cs, v); st != wire.Expired {
+		t.Fatalf("Put of expired state = %v", st)
+	}
+}
+
+func TestStoreRewriteMovesGeneration(t *testing.T) {
+	s := NewStore(1000)
+	s.Put(0, key(1), 1500, 1, []byte("a"))
+	s.Put(0, key(1), 5500, 2, []byte("bb"))
+	if s.Len() != 1 || s.Bytes() != 2+entryOverhead {
+		t.Fatalf("len=%d bytes=%d after rewrite", s.Len(), s.Bytes())
+	}
+	if _, st := s.Get(0, key(1), 1500); st != wire.NotFound {
+		t.Fatalf("old expiry still readable: %v", st)
+	}
+}
+
+func TestStoreFlips(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	v := []byte("0123456789")
+	for _, tc := range []struct {
+		target FlipTarget
+		want   wire.Status
+	}{{FlipValue, wire.Corrupt}, {FlipChecksum, wire.Corrupt}, {FlipKey, wire.NotFound}, {FlipExpiry, wire.NotFound}} {
+		s := NewStore(1000)
+		if _, ok := s.Flip(tc.target, true, rng); ok {
+			t.Fatalf("flip in an empty store succeeded")
+		}
+		s.Put(0, key(1), 1500, wire.Checksum(v), v)
+		if _, ok := s.Flip(tc.target, true, rng); !ok {
+			t.Fatalf("%s: no flip", tc.target)
+		}
+		if _, st := s.Get(0, key(1), 1500); st != tc.want {
+			t.Errorf("%s: Get = %v, want %v", tc.target, st, tc.want)
+		}
+	}
+}
+
+func BenchmarkStorePutGet8K(b *testing.B) {
+	s := NewStore(1000)
+	v := make([]byte, 8192)
+	cs := wire.Checksum(v)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		k := key(byte(i))
+		s.Put(0, k, 60_000, cs, v)
+		if _, st := s.Get(0, k, 60_000); st != wire.OK {
+			b.Fatal(st)
+		}
+		i++
+	}
+}

@@ -1,0 +1,208 @@
+package ssm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/fault"
+	"github.com/faultbench/faultbench/internal/faultnet"
+	"github.com/faultbench/faultbench/internal/systems/ssm/brick"
+)
+
+// ControlLever is implemented by a fault.Target whose bricks run with a
+// control endpoint and the run's token (the ssm rig's Cluster).
+type ControlLever interface {
+	SSMControl(node int) (addr, token string, err error)
+}
+
+// NetLever is implemented by a fault.Target whose front end → brick links
+// run through a faultnet.Net.
+type NetLever interface {
+	FaultNet() *faultnet.Net
+}
+
+// ssmSupport: the faults an SSM cluster run by `faultbench run` supports
+// beyond the process faults every local cluster has.
+var ssmSupport = fault.Support{Backends: []string{"local"}, Systems: []string{ClusterKind}}
+
+func init() {
+	fault.Register("bitflip", fault.InjectorFunc(injectBitflip), ssmSupport)
+	fault.Register("slow", fault.InjectorFunc(injectSlow), ssmSupport)
+	for _, typ := range []string{"loss", "delay", "link-down"} {
+		fault.Register(typ, fault.InjectorFunc(injectNet), ssmSupport)
+	}
+}
+
+// controlClient bounds every control request: the endpoint answers at once
+// unless the brick is stopped.
+var controlClient = &http.Client{Timeout: 2 * time.Second}
+
+// errNoAnswer wraps a control request that got no HTTP answer at all (the
+// brick is down, restarting, or stopped).
+var errNoAnswer = errors.New("brick did not answer")
+
+// postControl posts req to brick n's /control.
+func postControl(ctx context.Context, t fault.Target, o fault.Occurrence, n int, req brick.ControlRequest) (brick.ControlReply, error) {
+	var reply brick.ControlReply
+	cl, ok := t.(ControlLever)
+	if !ok {
+		return reply, fmt.Errorf("%s on node %d: the cluster has no brick control endpoints: %w", o.Type, n, fault.ErrUnsupported)
+	}
+	addr, token, err := cl.SSMControl(n)
+	if err != nil {
+		return reply, fmt.Errorf("%s: %w", o.Type, err)
+	}
+	body, _ := json.Marshal(req)
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/control", bytes.NewReader(body))
+	if err != nil {
+		return reply, err
+	}
+	hr.Header.Set("Authorization", "Bearer "+token)
+	hr.Header.Set("Content-Type", "application/json")
+	resp, err := controlClient.Do(hr)
+	if err != nil {
+		return reply, fmt.Errorf("%s on brick %d: %w: %w", o.Type, n, errNoAnswer, err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<20)).Decode(&reply); err != nil {
+		return reply, fmt.Errorf("%s on brick %d: answer %d: %w", o.Type, n, resp.StatusCode, err)
+	}
+	if resp.StatusCode != http.StatusOK || !reply.OK {
+		return reply, fmt.Errorf("%s on brick %d: %d %s", o.Type, n, resp.StatusCode, reply.Error)
+	}
+	return reply, nil
+}
+
+// injectBitflip flips one bit in count entries of the brick's tables
+// (seed 004 §5.6). Params: target (value | key | checksum | expiry, default
+// value), which (latest | random, default latest), count (default 1). A
+// bit flip is damage, not a condition: there is nothing to revert; the
+// brick's restart (by Pinpoint, exit_on_corrupt, or the operator) is what
+// removes it.
+func injectBitflip(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.Revert, error) {
+	req := brick.ControlRequest{Action: "bitflip", Target: o.Params["target"], Which: o.Params["which"], Count: 1}
+	if req.Target == "" {
+		req.Target = "value"
+	}
+	if v, ok := o.Params["count"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return nil, fmt.Errorf("bitflip: params.count %q: want 1 to 1000", v)
+		}
+		req.Count = n
+	}
+	reply, err := postControl(ctx, t, o, o.Node, req)
+	if err != nil {
+		return nil, err
+	}
+	if len(reply.Flipped) == 0 {
+		// Never a silent no-op: an empty brick has nothing to damage.
+		return nil, fmt.Errorf("bitflip on brick %d: it holds no entry to flip", o.Node)
+	}
+	return func() error { return nil }, nil
+}
+
+// injectSlow makes the brick sleep before every message (seed 004 §5.8).
+// Params: delay (default 1ms). The brick is also told the fault's duration,
+// so it reverts by itself should the controller die; the clear asks it to
+// clear. A brick that does not answer the clear is gone (restarted by
+// Pinpoint, crashed: the fault went with its memory) or stopped (it
+// reverts by itself when the duration it was given ends), so that is not
+// an error; a brick that answers with an error is.
+func injectSlow(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.Revert, error) {
+	delay := "1ms"
+	if v, ok := o.Params["delay"]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > time.Second {
+			return nil, fmt.Errorf("slow: params.delay %q: want a duration above 0, at most 1s", v)
+		}
+		delay = d.String()
+	}
+	req := brick.ControlRequest{Action: "slow", Delay: delay}
+	if o.Duration > 0 && o.Duration <= time.Hour {
+		req.Duration = o.Duration.String()
+	}
+	n := o.Node
+	if _, err := postControl(ctx, t, o, n, req); err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	var err error
+	return func() error {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			_, err = postControl(ctx, t, o, n, brick.ControlRequest{Action: "clear"})
+			if errors.Is(err, errNoAnswer) {
+				err = nil
+			}
+		})
+		return err
+	}, nil
+}
+
+// injectNet applies a network fault to the front end → brick links of a
+// node (node: N, every link of it: its NIC) or of one pair (link: [a, b]).
+// Params: loss (p, default 0.1) and rto (default 200ms) for loss; delay
+// (default 100ms) for delay; mode (hold | cut, default hold) for link-down.
+// seed 004 §5.7 is {type: loss, node: BRICK, params: {loss: "0.7"}}.
+func injectNet(_ context.Context, t fault.Target, o fault.Occurrence) (fault.Revert, error) {
+	nl, ok := t.(NetLever)
+	if !ok || nl.FaultNet() == nil {
+		return nil, fmt.Errorf("%s: the cluster has no faultnet proxies: %w", o.Type, fault.ErrUnsupported)
+	}
+	var st faultnet.State
+	dur := func(key string, def time.Duration) (time.Duration, error) {
+		v, ok := o.Params[key]
+		if !ok {
+			return def, nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, fmt.Errorf("%s: params.%s %q is not a positive duration", o.Type, key, v)
+		}
+		return d, nil
+	}
+	var err error
+	switch o.Type {
+	case "loss":
+		st.Loss = 0.1
+		if v, ok := o.Params["loss"]; ok {
+			if st.Loss, err = strconv.ParseFloat(v, 64); err != nil || st.Loss < 0 || st.Loss > 1 {
+				return nil, fmt.Errorf("loss: params.loss %q is not a probability in [0, 1]", v)
+			}
+		}
+		st.RTO, err = dur("rto", faultnet.DefaultRTO)
+	case "delay":
+		st.Delay, err = dur("delay", 100*time.Millisecond)
+	case "link-down":
+		st.Down, err = faultnet.ParseDownMode(o.Params["mode"])
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Validate(); err != nil {
+		return nil, err
+	}
+	fn := nl.FaultNet()
+	var revert func()
+	switch {
+	case len(o.Link) == 2:
+		revert, err = fn.SetLink(o.Link[0], o.Link[1], st)
+	case o.Node > 0:
+		revert, err = fn.SetNode(o.Node, st)
+	default:
+		revert, err = fn.SetAll(st)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Type, err)
+	}
+	return func() error { revert(); return nil }, nil
+}
