@@ -1,0 +1,191 @@
+package array
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Step advances the reconstruction by up to budget bytes per disk (whole
+// chunks; a budget below one chunk still rebuilds one) and returns the bytes
+// rebuilt. It does nothing when no reconstruction is running or the volume
+// has failed. Each stripe is rebuilt with its lock held, so Step may run
+// alongside foreground I/O; a stripe is written to the target before the
+// cursor passes it, and foreground writes below the cursor go to the target.
+func (a *Array) Step(budget int64) int64 {
+	var done int64
+	for done == 0 || done < budget {
+		a.mu.Lock()
+		rb := a.rb
+		if rb == nil || a.failed {
+			a.mu.Unlock()
+			return done
+		}
+		s := rb.cursor
+		a.mu.Unlock()
+		if !a.rebuildStripe(rb, s) {
+			return done
+		}
+		done += int64(a.chunk)
+	}
+	return done
+}
+
+// rebuildStripe reconstructs stripe s of rb's role onto its target. It
+// reports false when the rebuild ended (finished, aborted, failed volume).
+func (a *Array) rebuildStripe(rb *rebuild, s int64) bool {
+	unlock := a.lock(s)
+	defer unlock()
+	var v view
+	if a.viewOf(s, &v) {
+		return false
+	}
+	a.mu.Lock()
+	current := a.rb == rb && rb.cursor == s
+	a.mu.Unlock()
+	if !current {
+		return a.isRebuilding(rb)
+	}
+	bp := a.getBuf(a.chunk)
+	defer a.bufs.Put(bp)
+	buf := *bp
+	err := a.reconstructWide(&v, rb.role, s, buf)
+	if errors.Is(err, ErrFailed) {
+		return false
+	}
+	if err != nil {
+		// Some blocks are lost for good (two bad copies). Rebuild block by
+		// block: the lost ones keep their checksums, so they read as
+		// errors, never as the zeros written here.
+		for off := 0; off < a.chunk; off += BlockSize {
+			blk := buf[off : off+BlockSize]
+			if e := a.reconstruct(&v, rb.role, s, off, off+BlockSize, blk); e != nil {
+				if errors.Is(e, ErrFailed) {
+					return false
+				}
+				clear(blk)
+				a.mu.Lock()
+				a.lost++
+				a.emit("blocks.lost", rb.target, "member %d stripe %d offset %d: %v", rb.role, s, off, e)
+				a.mu.Unlock()
+			}
+		}
+	}
+	target := rb.target
+	if e := a.command(&view{}, rb.role, target, func() error { return target.disk.WriteAt(buf, s*int64(a.chunk)) }); e != nil {
+		// The policy either failed the target (rebuild aborted) or kept it:
+		// retry this stripe on the next step.
+		return a.isRebuilding(rb)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.rb != rb {
+		return false
+	}
+	rb.cursor++
+	if rb.cursor == a.stripes {
+		ro := &a.roles[rb.role]
+		ro.state, ro.lastDisk, ro.lastBay = roleActive, nil, nil
+		a.rb = nil
+		a.emit("reconstruction.finished", target, "member %d rebuilt onto disk %d in %s", rb.role, target.n, a.now().Sub(rb.started).Round(time.Millisecond))
+		if a.unavailable() == 0 {
+			a.emit("volume.optimal", nil, "redundancy restored")
+		}
+		a.maybeStartRebuild()
+		return false
+	}
+	return true
+}
+
+func (a *Array) isRebuilding(rb *rebuild) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.rb == rb && !a.failed
+}
+
+// Rebuilding reports whether a reconstruction is running.
+func (a *Array) Rebuilding() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.rb != nil && !a.failed
+}
+
+// Poll notices disks that were pulled or lost power without being used
+// since (an enclosure's hot-plug notice): a missing member or rebuild target
+// is taken out of service, which may start a reconstruction or fail the
+// volume.
+func (a *Array) Poll() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return
+	}
+	for _, b := range a.bays {
+		if b.state == bayMember && !b.disk.Present() {
+			b.errors++
+			a.failBay(b, "disk not present")
+		}
+	}
+	a.maybeStartRebuild()
+}
+
+// Pacer turns the reconstruction policy into per-tick budgets. It carries
+// unspent credit between ticks so slow rates still make progress in
+// whole chunks.
+type Pacer struct {
+	Recon  Reconstruction
+	credit float64
+}
+
+// Budget returns the bytes a reconstruction may rebuild in a tick of length
+// dt when the foreground load kept the array busy for busy of it; -1 means
+// unlimited for the tick.
+func (p *Pacer) Budget(dt, busy time.Duration) int64 {
+	util := 0.0
+	if dt > 0 {
+		util = float64(busy) / float64(dt)
+	}
+	rate := p.Recon.RateFor(util)
+	if rate == Unlimited {
+		p.credit = 0
+		return -1
+	}
+	p.credit = min(p.credit+float64(rate)*dt.Seconds(), float64(rate)) // at most a second of burst
+	return int64(p.credit)
+}
+
+// Spent records bytes rebuilt against the credit.
+func (p *Pacer) Spent(n int64) { p.credit = max(p.credit-float64(n), 0) }
+
+// Run ticks the array every tick until ctx ends: Poll, then Step within the
+// pacer's budget. An unlimited (high priority) budget rebuilds until the
+// tick's time is used. It is the only goroutine the array needs.
+func (a *Array) Run(ctx context.Context, tick time.Duration) {
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	pacer := Pacer{Recon: a.cfg.Recon}
+	lastBusy, last := a.busyNs.Load(), time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		a.Poll()
+		now, busy := time.Now(), a.busyNs.Load()
+		budget := pacer.Budget(now.Sub(last), time.Duration(busy-lastBusy))
+		last, lastBusy = now, busy
+		if !a.Rebuilding() {
+			continue
+		}
+		if budget < 0 {
+			for time.Since(now) < tick && ctx.Err() == nil && a.Rebuilding() {
+				a.Step(int64(a.chunk) * 8)
+			}
+			continue
+		}
+		if budget >= int64(a.chunk) {
+			pacer.Spent(a.Step(budget - budget%int64(a.chunk)))
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package control
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Errors a Client returns (wrapped in *APIError), by HTTP status.
+var (
+	ErrUnauthorized = errors.New("unauthorized")          // 401, 403
+	ErrNotFound     = errors.New("not found")             // 404
+	ErrConflict     = errors.New("not possible in state") // 409
+)
+
+// APIError is a non-2xx answer of the control API.
+type APIError struct {
+	Status  int
+	Message string
+}
+
+func (e *APIError) Error() string { return fmt.Sprintf("raid control: %d: %s", e.Status, e.Message) }
+
+// Is matches the sentinel of the status class.
+func (e *APIError) Is(target error) bool {
+	switch e.Status {
+	case http.StatusBadRequest:
+		return target == ErrBadRequest
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return target == ErrUnauthorized
+	case http.StatusNotFound:
+		return target == ErrNotFound
+	case http.StatusConflict:
+		return target == ErrConflict
+	}
+	return false
+}
+
+// Client calls one raid node's control API. It is safe for concurrent use.
+type Client struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// NewClient returns a client for the node listening on addr (host:port).
+func NewClient(addr, token string) *Client {
+	return &Client{base: "http://" + addr, token: token, http: &http.Client{Timeout: 10 * time.Second}}
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("raid control: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return fmt.Errorf("raid control: %s %s: %w", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		var eb ErrorBody
+		if json.Unmarshal(data, &eb) != nil || eb.Error == "" {
+			eb.Error = string(bytes.TrimSpace(data))
+		}
+		return &APIError{Status: resp.StatusCode, Message: eb.Error}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("raid control: %s %s: bad answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// InjectFault injects a disk fault and returns its id.
+func (c *Client) InjectFault(ctx context.Context, req FaultRequest) (int, error) {
+	var resp FaultResponse
+	err := c.do(ctx, http.MethodPost, "/control/fault", req, &resp)
+	return resp.ID, err
+}
+
+// RevertFault reverts fault id (ends a hang, reinserts a pulled disk, ...).
+// It returns an error matching ErrNotFound for an unknown id.
+func (c *Client) RevertFault(ctx context.Context, id int) error {
+	return c.do(ctx, http.MethodDelete, "/control/fault/"+strconv.Itoa(id), nil, nil)
+}
+
+// Maintenance performs an operator action.
+func (c *Client) Maintenance(ctx context.Context, req MaintenanceRequest) (MaintenanceResponse, error) {
+	var resp MaintenanceResponse
+	err := c.do(ctx, http.MethodPost, "/control/maintenance", req, &resp)
+	return resp, err
+}
+
+// Status returns the array's state, redundancy and reconstruction progress.
+func (c *Client) Status(ctx context.Context) (Status, error) {
+	var st Status
+	err := c.do(ctx, http.MethodGet, "/control/status", nil, &st)
+	return st, err
+}
+
+// Events returns the events with a sequence number above after, and the
+// value to pass next time. Events older than the node's buffer are gone;
+// the node's event file keeps them all.
+func (c *Client) Events(ctx context.Context, after int64) ([]Event, int64, error) {
+	var resp EventsResponse
+	err := c.do(ctx, http.MethodGet, "/control/events?after="+strconv.FormatInt(after, 10), nil, &resp)
+	return resp.Events, resp.Next, err
+}
