@@ -1,0 +1,301 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/analysis"
+	"github.com/faultbench/faultbench/internal/record"
+)
+
+// TestMain lets the test binary act as `faultbench node KIND`: the local
+// testbed starts nodes by running its own executable with "node ...".
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "node" {
+		os.Exit(ExitCode(Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)))
+	}
+	os.Exit(m.Run())
+}
+
+func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), ExitCode(err)
+}
+
+func writeScenario(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestQuickstartEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run; skipped with -short")
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	stdout, stderr, code := run(t, "run", "../../examples/quickstart.yaml", "--time-scale", "0.25", "-o", dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	for _, f := range []string{record.ScenarioFile, record.RequestsFile, record.WindowsFile, record.EventsFile, record.SummaryFile, record.ReportFile} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", f, err)
+		}
+	}
+	var sum analysis.Summary
+	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Complete || sum.Run.Attempts == 0 {
+		t.Fatalf("summary incomplete or empty: %+v", sum.Run)
+	}
+	// The hang on node 2 shows as timeouts on node 2, the crash on node 3 as
+	// refused connections on node 3, and nothing else fails.
+	var hangTimeouts, crashRefused, otherFailures int
+	err = record.ReadRequests(dir, func(r record.Request) error {
+		switch {
+		case r.Outcome == record.OK:
+		case r.Outcome == record.Timeout && r.Node == 2:
+			hangTimeouts++
+		case r.Outcome == record.ConnError && r.Node == 3:
+			crashRefused++
+		default:
+			otherFailures++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hangTimeouts == 0 || crashRefused == 0 {
+		t.Errorf("fault effects missing: %d timeouts on node 2, %d refused on node 3", hangTimeouts, crashRefused)
+	}
+	if otherFailures > 0 {
+		t.Errorf("%d failures that no fault explains", otherFailures)
+	}
+	events, err := record.ReadEvents(filepath.Join(dir, record.EventsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, e := range events {
+		kinds[e.Kind]++
+	}
+	for _, k := range []string{"phase.start", "fault.inject", "fault.clear", "operator.detect", "operator.action", "node.down", "node.up"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s event in %v", k, kinds)
+		}
+	}
+	if len(sum.Faults) != 2 {
+		t.Errorf("summary has %d faults, want 2", len(sum.Faults))
+	}
+
+	// export --csv writes the same rows.
+	csvPath := filepath.Join(t.TempDir(), "r.csv")
+	if _, stderr, code := run(t, "export", dir, "--csv", "-o", csvPath); code != 0 {
+		t.Fatalf("export exit %d: %s", code, stderr)
+	}
+	var n int64
+	f, _ := os.Open(csvPath)
+	defer f.Close()
+	if err := record.ReadCSV(f, csvPath, func(record.Request) error { n++; return nil }); err != nil || n != sum.Run.Attempts {
+		t.Errorf("export wrote %d rows (%v), summary counts %d", n, err, sum.Run.Attempts)
+	}
+}
+
+const tiny = `
+name: tiny
+cluster: {system: static, nodes: 1, pages: 10, page_size: 100}
+workload: {rate: 20}
+phases: [{name: only, duration: 1s}]
+`
+
+func TestBadInputExitsTwoWithLocatedError(t *testing.T) {
+	cases := map[string]string{
+		strings.Replace(tiny, "rate: 20", "rate: 20, burst: 3", 1): `s.yaml:4: unknown key "burst" in workload`,
+		tiny + "faults: [{type: disk-melt, node: 1, at: 0s}]\n":    `s.yaml:6: faults[0].type: unknown fault type "disk-melt"`,
+		tiny + "thresholds: [\"p99 <\"]\n":                         `s.yaml:6: thresholds[0]`,
+		strings.Replace(tiny, "duration: 1s", "duration: soon", 1): `s.yaml:5: "soon" is not a duration`,
+	}
+	for body, want := range cases {
+		_, stderr, code := run(t, "validate", writeScenario(t, body))
+		if code != ExitBadInput || !strings.Contains(stderr, want) {
+			t.Errorf("validate: exit %d, stderr %q; want exit 2 and %q", code, stderr, want)
+		}
+		if strings.Contains(stderr, "goroutine") {
+			t.Errorf("stack trace in %q", stderr)
+		}
+	}
+	if _, _, code := run(t, "run", "no-such.yaml"); code != ExitBadInput {
+		t.Errorf("missing file: exit %d, want 2", code)
+	}
+	if _, _, code := run(t, "run", writeScenario(t, tiny), "--time-scale", "-1"); code != ExitBadInput {
+		t.Errorf("bad --time-scale: exit %d, want 2", code)
+	}
+	if _, _, code := run(t, "frobnicate"); code != ExitBadInput {
+		t.Errorf("unknown command: exit %d, want 2", code)
+	}
+}
+
+func TestRunFailuresExitOne(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	busy, err := net.Listen("tcp", "127.0.0.11:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	port := busy.Addr().(*net.TCPAddr).Port
+	cases := map[string]string{
+		"port in use": strings.Replace(tiny, "nodes: 1,", "nodes: 1, port: "+strconv.Itoa(port)+",", 1),
+		"exits at once": `
+cluster: {system: command, nodes: 1, port: 18080, command: ["sh", "-c", "echo cannot start >&2; exit 3"]}
+workload: {rate: 10, trace: "zipf:10:1.0"}
+phases: [{name: only, duration: 1s}]
+`,
+		"never ready": `
+cluster: {system: command, nodes: 1, port: 18081, ready: /health, ready_timeout: 1s, command: ["sleep", "30"]}
+workload: {rate: 10, trace: "zipf:10:1.0"}
+phases: [{name: only, duration: 1s}]
+`,
+	}
+	for name, body := range cases {
+		_, stderr, code := run(t, "run", writeScenario(t, body), "-o", filepath.Join(t.TempDir(), "out"), "--quiet")
+		if code != ExitFailed || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "node 1") {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 and one line naming node 1", name, code, stderr)
+		}
+	}
+}
+
+func TestInterruptRevertsFaultsAndKeepsRecords(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	body := `
+name: interrupted
+cluster: {system: static, nodes: 2, pages: 10, page_size: 100}
+workload: {rate: 100, window: 500ms}
+phases: [{name: warmup, duration: 1s}, {name: fault, duration: 60s}]
+faults: [{type: app-hang, node: 1, at: 1s, duration: 50s}]
+`
+	dir := filepath.Join(t.TempDir(), "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	events := filepath.Join(dir, record.EventsFile)
+	go func() {
+		// Interrupt once the hang is in effect, as a user's Ctrl-C would.
+		for i := 0; i < 200; i++ {
+			if b, _ := os.ReadFile(events); strings.Contains(string(b), `"fault.inject"`) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond)
+		cancel()
+	}()
+	var out, errb bytes.Buffer
+	err := Run(ctx, []string{"run", writeScenario(t, body), "-o", dir, "--quiet"}, &out, &errb)
+	if code := ExitCode(err); code != ExitFailed || !strings.Contains(errb.String(), "interrupted") {
+		t.Fatalf("exit %d, stderr %q; want 1 and a word that the run was interrupted", code, errb.String())
+	}
+	var sum analysis.Summary
+	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Complete || sum.Run.Attempts == 0 {
+		t.Fatalf("want an incomplete summary with the attempts recorded so far, got complete=%v attempts=%d", sum.Complete, sum.Run.Attempts)
+	}
+	evs, err := record.ReadEvents(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cleared, interrupted bool
+	for _, e := range evs {
+		cleared = cleared || (e.Kind == "fault.clear" && e.Fault == "app-hang")
+		interrupted = interrupted || e.Kind == "run.interrupted"
+	}
+	if !cleared || !interrupted {
+		t.Errorf("events lack the hang's revert (%v) or the interruption (%v)", cleared, interrupted)
+	}
+	if _, err := os.Stat(filepath.Join(dir, record.ReportFile)); err != nil {
+		t.Errorf("no report for the interrupted run: %v", err)
+	}
+	// Nothing of the cluster is left listening.
+	for _, addr := range []string{"127.0.0.11", "127.0.0.12"} {
+		if conns := listeningPorts(t, addr); len(conns) > 0 {
+			t.Errorf("%s still has listeners after the interrupt: %v", addr, conns)
+		}
+	}
+}
+
+// listeningPorts lists TCP listeners on the IPv4 address addr from /proc/net/tcp.
+func listeningPorts(t *testing.T, addr string) []string {
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Skip("no /proc/net/tcp")
+	}
+	ip := net.ParseIP(addr).To4()
+	hex := strings.ToUpper(fmt.Sprintf("%02x%02x%02x%02x", ip[3], ip[2], ip[1], ip[0]))
+	var out []string
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 3 && strings.HasPrefix(f[1], hex+":") && f[3] == "0A" {
+			out = append(out, f[1])
+		}
+	}
+	return out
+}
+
+// TestNginxExample runs examples/nginx.yaml against Debian's nginx: the
+// hang of node 1's worker must fail requests to node 1 only.
+func TestNginxExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts nginx")
+	}
+	if _, err := exec.LookPath("nginx"); err != nil {
+		t.Skip("nginx is not installed (apt-get install nginx-light); CI installs it")
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	if _, stderr, code := run(t, "run", "../../examples/nginx.yaml", "--time-scale", "0.3", "--quiet", "-o", dir); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	failed := map[int]int{}
+	ok := map[int]int{}
+	err := record.ReadRequests(dir, func(r record.Request) error {
+		if r.Outcome == record.OK {
+			ok[r.Node]++
+		} else {
+			failed[r.Node]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if failed[1] == 0 || failed[2] != 0 || ok[1] == 0 || ok[2] == 0 {
+		t.Fatalf("want failures on the hung node 1 only: ok %v, failed %v", ok, failed)
+	}
+}

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/faultbench/faultbench/internal/analysis"
+	"github.com/faultbench/faultbench/internal/record"
+)
+
+// An SSM scenario with a write quota above the write group, a read group
+// above it, an option the rig sets itself, a bad Pinpoint switch and a
+// bit flip aimed at the front end is bad input, each named with its line.
+func TestSSMValidation(t *testing.T) {
+	p := writeScenario(t, `cluster:
+  system: ssm
+  nodes: 4
+  options:
+    w: "2"
+    wq: "3"
+    r: "4"
+    control_token: "x"
+    pinpoint: maybe
+workload: {driver: ssm, rate: 10}
+phases: [{name: warmup, duration: 10s}]
+faults:
+  - {type: bitflip, node: 1, at: 1s, duration: 1s}
+`)
+	_, stderr, code := run(t, "validate", p)
+	if code != ExitBadInput {
+		t.Fatalf("exit %d, want %d; stderr: %s", code, ExitBadInput, stderr)
+	}
+	for _, want := range []string{
+		`s.yaml:6: cluster.options.wq: wq 3 > w 2`,
+		`s.yaml:7: cluster.options.r: r 4 > w 2`,
+		`s.yaml:8: cluster.options.control_token: option control_token is set by faultbench`,
+		`s.yaml:9: cluster.options.pinpoint: pinpoint "maybe"`,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	p = writeScenario(t, `cluster: {system: ssm, nodes: 3}
+workload: {rate: 10, trace: "zipf:10:1.0"}
+phases: [{name: warmup, duration: 10s}]
+`)
+	if _, stderr, code = run(t, "validate", p); code != ExitBadInput || !strings.Contains(stderr, "workload.driver: driver http: an ssm cluster's front ends serve the session protocol") {
+		t.Errorf("exit %d, stderr %s; want the http driver refused for ssm", code, stderr)
+	}
+	p = writeScenario(t, `cluster: {system: ssm, nodes: 2, options: {wq: "2", aimd: perhaps}}
+workload: {driver: ssm, rate: 10}
+phases: [{name: warmup, duration: 10s}]
+faults: [{type: bitflip, node: 1, at: 1s, duration: 1s}]
+`)
+	_, stderr, code = run(t, "validate", p)
+	if code != ExitBadInput || !strings.Contains(stderr, "cluster.options.wq: wq 2 needs at least 2 bricks; the cluster has 1") {
+		t.Errorf("exit %d, stderr %s; want too few bricks for wq", code, stderr)
+	}
+	p = writeScenario(t, `cluster: {system: ssm, nodes: 3, options: {aimd: perhaps}}
+workload: {driver: ssm, rate: 10}
+phases: [{name: warmup, duration: 10s}]
+faults: [{type: bitflip, node: 1, at: 1s, duration: 1s}]
+`)
+	_, stderr, code = run(t, "validate", p)
+	for _, want := range []string{"s.yaml:1: cluster.options:", "aimd", "s.yaml:4: faults[0].node: bitflip acts on a brick's memory, and node 1 is a front end"} {
+		if code != ExitBadInput || !strings.Contains(stderr, want) {
+			t.Errorf("exit %d, stderr lacks %q:\n%s", code, want, stderr)
+		}
+	}
+}
+
+// ssmTestPort keeps the end-to-end runs off the default 8080.
+const ssmTestPort = "28190"
+
+// §5.1 end to end: four bricks, one killed and restarted under load; no
+// session is lost and no request fails, and the fault phase's throughput
+// stays within 10% of the warm-up's.
+func TestSSMBrickKillEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run; skipped with -short")
+	}
+	body, err := os.ReadFile("../../examples/ssm-brick-kill.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(body), "\n  nodes: 5", "\n  nodes: 5\n  port: "+ssmTestPort, 1)
+	p := writeScenario(t, text)
+	dir := filepath.Join(t.TempDir(), "out")
+	stdout, stderr, code := run(t, "run", p, "--time-scale", "0.25", "--quiet", "-o", dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum analysis.Summary
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		t.Fatal(err)
+	}
+	o := sum.Overall.Outcomes
+	if o["data_error"] != 0 || o["ok"] == 0 || o["ok"] != sum.Overall.Attempts {
+		t.Fatalf("outcomes %+v: want every request ok, no lost session", o)
+	}
+	warm, fault := float64(sum.Phases["warmup"].ThroughputMeanPerS), float64(sum.Phases["fault"].ThroughputMeanPerS)
+	if fault < 0.9*warm {
+		t.Errorf("fault-phase throughput %.1f/s below 90%% of warm-up's %.1f/s", fault, warm)
+	}
+	events, err := os.ReadFile(filepath.Join(dir, record.EventsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(events), `"kind":"node.down","node":3`) || !strings.Contains(string(events), `"kind":"node.up","node":3,"detail":"application started"`) {
+		t.Errorf("events lack brick 3's kill and restart:\n%s", events)
+	}
+}
