@@ -101,6 +101,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 
 	spec := testbed.FromScenario(sc.Cluster, opt.OutDir)
 	spec.Executable, spec.Env, spec.Clock = opt.Executable, opt.Env, clock
+	spec.Window = sc.Workload.Window.Duration
 	// The system's rig (press: the faultnet proxies between its nodes) is
 	// set up before the nodes, which need its addresses, and closed after
 	// them; the deferred Close covers the early returns.
@@ -151,6 +152,11 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	if w, ok := rig.(testbed.Watcher); ok {
 		bg.Go(func() { w.Watch(runCtx, cluster, emit) })
+	}
+	if s, ok := rig.(testbed.Sampler); ok {
+		bg.Go(func() {
+			s.Sample(runCtx, cluster, func(name string, v float64) { rec.Series(name, clock.Now().Seconds(), v) })
+		})
 	}
 	if opt.Progress != nil {
 		bg.Go(func() {

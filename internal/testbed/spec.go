@@ -60,6 +60,9 @@ type Spec struct {
 	FirstHost int
 	// Clock stamps events; default: time since StartLocal.
 	Clock Clock
+	// Window is the run's analysis window (workload.window, scaled); a
+	// Sampler samples at least this often. Zero outside a run.
+	Window time.Duration
 }
 
 // FromScenario fills a Spec from a scenario's cluster section.

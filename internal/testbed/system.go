@@ -56,6 +56,19 @@ type Watcher interface {
 	Watch(ctx context.Context, c *Cluster, emit func(record.Event))
 }
 
+// Sampler is an optional Rig capability: system metric series sampled
+// while the load runs (raid: redundancy and reconstruction progress; ssm:
+// brick statistics), which become extra columns of windows.csv and a
+// second axis of the availability graph. The runner calls Sample once, in
+// a goroutine of its own, when the load starts; ctx ends when the load
+// ends, and Sample returns once it has stopped sampling. series records v
+// for name at the run's current time; it is safe for concurrent use. A
+// window holds the last value recorded in it, so sample at least once per
+// window (Spec.Window; once a second when zero) to leave no gaps.
+type Sampler interface {
+	Sample(ctx context.Context, c *Cluster, series func(name string, v float64))
+}
+
 var (
 	systemsMu sync.Mutex
 	systems   = map[string]System{}
