@@ -160,7 +160,7 @@ func (s *series) analyseFault(in injection, spanEnd float64) faultCase {
 		r.FailureStartS, r.FailureEndS = Float(float64(first)*s.w), Float(float64(last+1)*s.w)
 		r.FailureDurationS = r.FailureEndS - r.FailureStartS
 		r.Recovered = last+1 < to
-		r.Repaired = !math.IsNaN(action) && action >= float64(first)*s.w && action < float64(last+1)*s.w
+		r.Repaired = s.repairEnded(action, float64(r.FailureStartS), float64(r.FailureEndS))
 	}
 	r.Class = s.classify(fc, r)
 	failEnd := math.NaN()
@@ -170,6 +170,29 @@ func (s *series) analyseFault(in injection, spanEnd float64) faultCase {
 	fc.stageBounds = s.stages(in, spanEnd, detect, action, actionEnd, failEnd, r.Recovered)
 	r.Stages = s.stageMap(fc.stageBounds, !math.IsNaN(action) && math.IsNaN(actionEnd))
 	return fc
+}
+
+// repairSlack is the fraction of a window after the failure's end within
+// which an operator action still counts as the repair that ended it.
+const repairSlack = 0.5
+
+// repairEnded reports whether an operator action at action (NaN: none)
+// explains the end of the failure [failStart, failEnd).
+//
+// The failure ends at a window boundary, but the repair lands wherever the
+// operator's clock put it: a restart scheduled "90 s after the inject" at
+// 60 s lands at 150.00x s, just after the boundary of the first window that
+// is back in the band. That window is back because most of its requests
+// came after the repair, so the repair still ended the failure. An action
+// in the first half of the window that follows the failure counts: most of
+// that window's requests were scheduled after it. An action later than
+// that found the service already back (most of an in-band window was
+// served before it), so the system recovered by itself.
+func (s *series) repairEnded(action, failStart, failEnd float64) bool {
+	if math.IsNaN(action) {
+		return false
+	}
+	return action >= failStart && action < failEnd+repairSlack*s.w
 }
 
 // classify applies Brown & Patterson's classes as DESIGN §5 words them.

@@ -201,3 +201,37 @@ func TestRealRunShape(t *testing.T) {
 		t.Errorf("crash: stage A %v s, want until the operator's detection", a)
 	}
 }
+
+// TestRepairOnWindowBoundary: a PRESS-ha app-crash that stays degraded
+// until the operator's restart is B even when the restart lands exactly on
+// (or a clock tick after) the boundary of the first window back in the band;
+// an action late in that window found the service already back (C-1).
+func TestRepairOnWindowBoundary(t *testing.T) {
+	crash := injection{kind: "app-crash", node: 2, inject: 60, clear: math.NaN()}
+	degradedUntil150 := func(t float64) float64 { return between(t, 60, 150, 75, 100) }
+	cases := []struct {
+		name   string
+		action float64
+		class  string
+	}{
+		{"on the boundary", 150, "B"},
+		{"a clock tick after the boundary", 150.003, "B"},
+		{"inside the last degraded window", 149.9, "B"},
+		{"late in the first window back: recovered by itself", 154, "C-1"},
+		{"in the next window", 156, "C-1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := seriesOf(60, degradedUntil150,
+				record.Event{TS: c.action - 0.001, Kind: "operator.detect", Node: 2},
+				record.Event{TS: c.action, Kind: "operator.action", Node: 2},
+				record.Event{TS: c.action + 0.001, Kind: "fault.clear", Node: 2, Fault: "app-crash"})
+			cl := crash
+			cl.clear = c.action + 0.001
+			fc := s.analyseFault(cl, 300)
+			if fc.res.Class != c.class || fc.res.FailureDurationS != 90 {
+				t.Errorf("action at %v: class %q failure %v s repaired %v, want %q, 90 s", c.action, fc.res.Class, fc.res.FailureDurationS, fc.res.Repaired, c.class)
+			}
+		})
+	}
+}
