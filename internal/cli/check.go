@@ -57,7 +57,7 @@ func checkScenario(sc *scenario.Scenario) error {
 }
 
 // runnableSystems are the cluster.system values the runner can carry out.
-var runnableSystems = map[string]bool{"static": true, "command": true, "press": true, "ssm": true}
+var runnableSystems = map[string]bool{"static": true, "command": true, "press": true, "ssm": true, "raid": true}
 
 // unjoin splits an errors.Join result into its parts.
 func unjoin(err error) []error {

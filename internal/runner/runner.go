@@ -259,7 +259,9 @@ func workloadConfig(sc *scenario.Scenario, cluster *testbed.Cluster, rig testbed
 	return cfg
 }
 
-func servesPageSet(system string) bool { return system == "static" || system == "press" }
+func servesPageSet(system string) bool {
+	return system == "static" || system == "press" || system == "raid"
+}
 
 // announcePhases emits a phase.start event at the start of each phase.
 func announcePhases(ctx context.Context, sc *scenario.Scenario, start time.Time, emit func(record.Event)) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +41,7 @@ var optionKeys = map[string]string{
 	"reconstruction_low_rate": "low priority rate and adaptive floor (default 2MB/s)",
 	"reconstruction_max_rate": "adaptive ceiling (default 200MB/s)",
 	"log_size":                "access-log region on the volume (default 4MiB)",
-	"control_token":           "bearer token of the control API (required to use it)",
+	"control_token":           "bearer token of the control API (default: $FAULTBENCH_RAID_TOKEN; required to use it)",
 	"events":                  "event log file (default DIR/raid-events.jsonl; - for stdout)",
 }
 
@@ -97,6 +98,10 @@ func ParseSettings(cfg node.Config) (Settings, error) {
 		if err != nil {
 			bad(k, err)
 		}
+	}
+	if s.ControlToken == "" {
+		// faultbench run hands the token over in the environment, out of argv.
+		s.ControlToken = os.Getenv(TokenEnv)
 	}
 	if s.LogSize < array.BlockSize || s.LogSize%array.BlockSize != 0 {
 		bad("log_size", fmt.Errorf("%d bytes: want a positive multiple of %d", s.LogSize, array.BlockSize))
