@@ -1,0 +1,119 @@
+package knee
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"time"
+)
+
+// File is the name of the steps file in a results directory.
+const File = "knee.csv"
+
+// header is knee.csv's header row (docs/scenario.md).
+var header = []string{"step", "stage", "rate_per_s", "attempts", "ok", "goodput", "latency_p50_s", "latency_p99_s", "pass", "why"}
+
+// WriteCSV writes steps as knee.csv.
+func WriteCSV(w io.Writer, steps []Step) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	f := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	}
+	for _, s := range steps {
+		row := []string{strconv.Itoa(s.N), s.Stage, f(s.Rate), strconv.Itoa(s.Attempts), strconv.Itoa(s.OK),
+			f(s.Goodput), f(s.P50.Seconds()), f(s.P99.Seconds()), strconv.FormatBool(s.Pass), s.Why}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// ReadCSV reads a knee.csv written by WriteCSV; name is used in errors.
+func ReadCSV(r io.Reader, name string) ([]Step, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = len(header)
+	rows, err := cr.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(rows) == 0 || rows[0][0] != header[0] {
+		return nil, fmt.Errorf("%s: no header row %q", name, header)
+	}
+	var steps []Step
+	for i, row := range rows[1:] {
+		var s Step
+		var errs [8]error
+		s.N, errs[0] = strconv.Atoi(row[0])
+		s.Stage = row[1]
+		s.Rate, errs[1] = strconv.ParseFloat(row[2], 64)
+		s.Attempts, errs[2] = strconv.Atoi(row[3])
+		s.OK, errs[3] = strconv.Atoi(row[4])
+		s.Goodput, errs[4] = parseOpt(row[5])
+		var p50, p99 float64
+		p50, errs[5] = parseOpt(row[6])
+		p99, errs[6] = parseOpt(row[7])
+		s.P50, s.P99 = secs(p50), secs(p99)
+		s.Pass, errs[7] = strconv.ParseBool(row[8])
+		s.Why = row[9]
+		for _, e := range errs {
+			if e != nil {
+				return nil, fmt.Errorf("%s:%d: %w", name, i+2, e)
+			}
+		}
+		steps = append(steps, s)
+	}
+	return steps, nil
+}
+
+func parseOpt(v string) (float64, error) {
+	if v == "" {
+		return math.NaN(), nil
+	}
+	return strconv.ParseFloat(v, 64)
+}
+
+func secs(v float64) time.Duration {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return time.Duration(math.Round(v * float64(time.Second)))
+}
+
+// Summary is a one-line account of a search, for the run.knee event and
+// the terminal.
+func (r Result) Summary(cfg Config) string {
+	if r.Knee == 0 {
+		return fmt.Sprintf("no knee: %d step(s), none passed (goodput ≥ %g, p99 ≤ %v)", len(r.Steps), cfg.Goodput, cfg.P99)
+	}
+	where := fmt.Sprintf("below %.4g/s", r.Above)
+	if r.Unsaturated {
+		where = fmt.Sprintf("not saturated at max %g/s", cfg.Max)
+	}
+	return fmt.Sprintf("knee %.4g/s (%s; goodput ≥ %g and p99 ≤ %v), run rate %g × knee = %.4g/s, %d step(s): %s",
+		r.Knee, where, cfg.Goodput, cfg.P99, cfg.Fraction, r.Rate, len(r.Steps), r.stepList())
+}
+
+func (r Result) stepList() string {
+	var b []byte
+	for i, s := range r.Steps {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		verdict := "ok"
+		if !s.Pass {
+			verdict = "fail"
+		}
+		b = fmt.Appendf(b, "%.4g:%s", s.Rate, verdict)
+	}
+	return string(b)
+}
