@@ -219,6 +219,7 @@ func (b *Brick) sniff(conn net.Conn) {
 // queued a final error frame that the writer should flush before closing.
 func (b *Brick) readLoop(s *stream, br *bufio.Reader) (flush bool) {
 	maxFrame := 2*b.cfg.MaxValue + 1024
+	transit := newTransit()
 	for {
 		frame, err := wire.ReadFrame(br, maxFrame)
 		if err != nil {
@@ -239,8 +240,11 @@ func (b *Brick) readLoop(s *stream, br *bufio.Reader) (flush bool) {
 			s.send(wire.Append(nil, &wire.Msg{Type: wire.TError, ID: m.ID, Status: st, Text: why}))
 			continue
 		}
+		// The stub's wait began when it sent: time in transit beyond the
+		// stream's usual counts against the budget.
+		deadline := arrived.Add(time.Duration(m.Budget)*time.Microsecond - transit.late(arrived, m.Sent))
 		select {
-		case b.inbox <- request{s: s, msg: m, deadline: arrived.Add(time.Duration(m.Budget) * time.Microsecond)}:
+		case b.inbox <- request{s: s, msg: m, deadline: deadline}:
 		case <-b.done:
 			return false
 		case <-s.done:

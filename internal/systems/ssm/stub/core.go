@@ -220,7 +220,7 @@ func (c *Core) Write(now time.Time, key wire.Key, value []byte, expiry time.Time
 	o.cookie = Cookie{Key: key, Expiry: time.UnixMilli(expiry.UnixMilli()), Checksum: cs}
 	frame := wire.Append(make([]byte, 0, wire.HeaderLen+64+len(value)), &wire.Msg{
 		Type: wire.TWrite, ID: o.id, Key: key[:], Expiry: expiry.UnixMilli(), Checksum: cs,
-		Budget: c.budget(now, o), Value: value,
+		Budget: c.budget(now, o), Sent: now.UnixMicro(), Value: value,
 	})
 	return o.id, sends(targets, frame), nil
 }
@@ -256,7 +256,7 @@ func (c *Core) Read(now time.Time, cookie Cookie) (uint64, []Send, error) {
 	o.cookie = cookie
 	frame := wire.Append(nil, &wire.Msg{
 		Type: wire.TRead, ID: o.id, Key: cookie.Key[:], Expiry: cookie.Expiry.UnixMilli(),
-		Checksum: cookie.Checksum, Budget: c.budget(now, o),
+		Checksum: cookie.Checksum, Budget: c.budget(now, o), Sent: now.UnixMicro(),
 	})
 	return o.id, sends(targets, frame), nil
 }

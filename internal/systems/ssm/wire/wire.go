@@ -9,16 +9,23 @@
 // all integers big-endian. The id names the stub's operation; a brick echoes
 // it in its reply. Bodies by type:
 //
-//	Write      klen u8 | key | expiry i64 (Unix ms) | checksum u32 | budget u32 (µs) | value
-//	Read       klen u8 | key | expiry i64 | checksum u32 | budget u32
+//	Write      klen u8 | key | expiry i64 (Unix ms) | checksum u32 | budget u32 (µs) | sent i64 (Unix µs) | value
+//	Read       klen u8 | key | expiry i64 | checksum u32 | budget u32 | sent i64
 //	WriteAck   status u8
 //	ReadReply  status u8 | value (present when status is OK)
 //	Beacon     brick u16 | incarnation u64
 //	Error      status u8 | text (UTF-8, why the request was refused)
 //
-// The budget is the time the stub is still willing to wait; a brick that
-// dequeues the request after receipt+budget may discard it (seed 004 §3.4).
-// A relative budget keeps the protocol independent of the two clocks.
+// The budget is the time the stub is still willing to wait when it sends; a
+// brick that dequeues the request after that time may discard it (seed 004
+// §3.4). A relative budget keeps the protocol independent of the two
+// clocks. The stub's send time (its wall clock) lets a brick also charge
+// the time a request spent in transit against its budget without trusting
+// the clocks to agree: the brick compares each request's one-way delay
+// (its receipt time minus sent) with the smallest it has seen on the
+// stream, so the clocks' offset cancels and only the excess — queueing on a
+// slow or lossy path — counts (as LEDBAT measures one-way delay). Sent 0
+// means unknown: the budget then starts at receipt.
 //
 // Decode never panics on any input and never reads beyond the frame; a frame
 // longer than the reader's limit is ErrTooLarge and the stream cannot be
@@ -37,7 +44,7 @@ import (
 // Preface opens every stub→brick stream. It also lets a brick serve HTTP
 // (health, stats, control) on the same port: an HTTP request never starts
 // with these bytes.
-const Preface = "SSM1"
+const Preface = "SSM2"
 
 // KeyLen is the length of every key. A session key is derived from the user
 // (e.g. a hash), so a fixed length costs nothing and bounds every frame.
@@ -132,6 +139,7 @@ type Msg struct {
 	Expiry      int64  // Unix milliseconds
 	Checksum    uint32 // CRC-32C of the value
 	Budget      uint32 // microseconds
+	Sent        int64  // Write, Read: the stub's wall clock when sent, Unix µs; 0 = unknown
 	Status      Status
 	Value       []byte // Write, ReadReply
 	Brick       uint16 // Beacon
@@ -156,6 +164,7 @@ func Append(dst []byte, m *Msg) []byte {
 		dst = binary.BigEndian.AppendUint64(dst, uint64(m.Expiry))
 		dst = binary.BigEndian.AppendUint32(dst, m.Checksum)
 		dst = binary.BigEndian.AppendUint32(dst, m.Budget)
+		dst = binary.BigEndian.AppendUint64(dst, uint64(m.Sent))
 		if m.Type == TWrite {
 			dst = append(dst, m.Value...)
 		}
@@ -195,7 +204,7 @@ func Decode(b []byte) (Msg, error) {
 			return short()
 		}
 		klen := int(body[0])
-		if len(body) < 1+klen+16 {
+		if len(body) < 1+klen+24 {
 			return short()
 		}
 		m.Key = body[1 : 1+klen]
@@ -203,7 +212,8 @@ func Decode(b []byte) (Msg, error) {
 		m.Expiry = int64(binary.BigEndian.Uint64(rest))
 		m.Checksum = binary.BigEndian.Uint32(rest[8:])
 		m.Budget = binary.BigEndian.Uint32(rest[12:])
-		rest = rest[16:]
+		m.Sent = int64(binary.BigEndian.Uint64(rest[16:]))
+		rest = rest[24:]
 		if m.Type == TWrite {
 			m.Value = rest
 		} else if len(rest) != 0 {

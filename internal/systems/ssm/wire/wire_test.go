@@ -25,7 +25,7 @@ func roundTrip(t *testing.T, m Msg) Msg {
 func TestRoundTrip(t *testing.T) {
 	key := bytes.Repeat([]byte{7}, KeyLen)
 	cases := []Msg{
-		{Type: TWrite, ID: 1, Key: key, Expiry: 1700000000000, Checksum: 0xdeadbeef, Budget: 60000, Value: []byte("hello")},
+		{Type: TWrite, ID: 1, Key: key, Expiry: 1700000000000, Checksum: 0xdeadbeef, Budget: 60000, Sent: 1700000000000123, Value: []byte("hello")},
 		{Type: TRead, ID: 2, Key: key, Expiry: -1, Checksum: 9, Budget: 1},
 		{Type: TWriteAck, ID: 3, Status: TooLarge},
 		{Type: TReadReply, ID: 4, Status: OK, Value: []byte("v")},
