@@ -104,7 +104,7 @@ var (
 )
 
 var typeSection = map[string]string{"Scenario": "the top level", "Cluster": "cluster", "Workload": "workload", "Phase": "a phase",
-	"Fault": "a fault", "Operator": "operator"}
+	"Fault": "a fault", "Operator": "operator", "Knee": "workload.knee"}
 
 func decodeError(name string, err error) error {
 	var fe *fieldError
@@ -216,6 +216,7 @@ func (sc *Scenario) applyDefaults(noSeed bool) {
 	if w.MaxInFlight == 0 {
 		w.MaxInFlight = DefaultMaxInFlight
 	}
+	sc.kneeDefaults()
 	if w.Trace == "" && sessionDriver(w.Driver) {
 		// The session drivers choose their own paths (/session/{user});
 		// the trace only feeds the schedule.
@@ -326,8 +327,11 @@ func (sc *Scenario) validate() error {
 	}
 
 	w := sc.Workload
-	if w.Rate <= 0 || w.Rate > 1e6 {
-		bad([]any{"workload", "rate"}, "rate %v: want requests per second above 0 (at most 1000000)", w.Rate)
+	switch {
+	case w.Knee != nil:
+		errs = append(errs, sc.validateKnee()...)
+	case w.Rate <= 0 || w.Rate > 1e6:
+		bad([]any{"workload", "rate"}, "rate %v: want requests per second above 0 (at most 1000000), or a knee: section to find it", w.Rate)
 	}
 	if !contains([]string{"poisson", "constant"}, w.Arrivals) {
 		bad([]any{"workload", "arrivals"}, "unknown arrivals %q (want poisson or constant)", w.Arrivals)
@@ -481,6 +485,11 @@ func (sc *Scenario) Scaled(f float64) *Scenario {
 	out.Workload.ConnectTimeout = s(sc.Workload.ConnectTimeout)
 	out.Workload.ResponseTimeout = s(sc.Workload.ResponseTimeout)
 	out.Workload.Window = s(sc.Workload.Window)
+	if k := sc.Workload.Knee; k != nil {
+		scaled := *k
+		scaled.StepTime, scaled.P99 = s(k.StepTime), s(k.P99)
+		out.Workload.Knee = &scaled
+	}
 	out.Phases = make([]Phase, len(sc.Phases))
 	for i, p := range sc.Phases {
 		out.Phases[i] = Phase{Name: p.Name, Duration: s(p.Duration)}

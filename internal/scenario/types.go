@@ -52,7 +52,7 @@ type Cluster struct {
 // Workload describes the emulated users (seed 000 §3.3.2).
 type Workload struct {
 	Driver          string   `yaml:"driver"`             // http (default) | ssm | session
-	Rate            float64  `yaml:"rate"`               // offered requests per second, all clients together
+	Rate            float64  `yaml:"rate,omitempty"`     // offered requests per second, all clients together (found by Knee when that is given)
 	Arrivals        string   `yaml:"arrivals,omitempty"` // poisson (default) | constant
 	Clients         int      `yaml:"clients,omitempty"`  // independent client emulators (default 1)
 	ConnectTimeout  Duration `yaml:"connect_timeout,omitempty"`
@@ -72,6 +72,24 @@ type Workload struct {
 	Users int `yaml:"users,omitempty"`
 	// Flow is the session driver's requests per session (default 20).
 	Flow int `yaml:"flow,omitempty"`
+	// Knee, when given, finds Rate before the run: a search for the rate
+	// at which the system saturates (seed 003 §3.3); the run then offers
+	// Fraction × that rate. Rate must then be left out.
+	Knee *Knee `yaml:"knee,omitempty"`
+}
+
+// Knee is the workload.knee section: how to search for the saturation
+// point. Every field has a default (docs/scenario.md); durations are scaled
+// by --time-scale.
+type Knee struct {
+	Start    float64  `yaml:"start"`     // first rate offered, requests/s (default 50)
+	Max      float64  `yaml:"max"`       // highest rate offered (default 20000)
+	Factor   float64  `yaml:"factor"`    // growth from one ramp step to the next (default 1.5)
+	Refine   int      `yaml:"refine"`    // bisection steps between the last passing and the first failing rate (default 3)
+	StepTime Duration `yaml:"step_time"` // how long each rate is offered (default 5s)
+	Goodput  float64  `yaml:"goodput"`   // a step passes with goodput at least this (default 0.99) ...
+	P99      Duration `yaml:"p99"`       // ... and p99 latency at most this (default 1s)
+	Fraction float64  `yaml:"fraction"`  // the run's rate is fraction × knee (default 0.9)
 }
 
 // Phase is a named stretch of the run; phases follow each other.
