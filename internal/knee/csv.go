@@ -96,8 +96,11 @@ func (r Result) Summary(cfg Config) string {
 		return fmt.Sprintf("no knee: %d step(s), none passed (goodput ≥ %g, p99 ≤ %v)", len(r.Steps), cfg.Goodput, cfg.P99)
 	}
 	where := fmt.Sprintf("below %.4g/s", r.Above)
-	if r.Unsaturated {
+	switch {
+	case r.Unsaturated:
 		where = fmt.Sprintf("not saturated at max %g/s", cfg.Max)
+	case math.IsInf(r.Above, 1):
+		where = "no step failed yet"
 	}
 	return fmt.Sprintf("knee %.4g/s (%s; goodput ≥ %g and p99 ≤ %v), run rate %g × knee = %.4g/s, %d step(s): %s",
 		r.Knee, where, cfg.Goodput, cfg.P99, cfg.Fraction, r.Rate, len(r.Steps), r.stepList())

@@ -121,6 +121,13 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("%w: the %s rig's fault target lost the cluster's levers", ErrStart, sc.Cluster.System)
 	}
 
+	if sc.Workload.Knee != nil {
+		sc, err = findKnee(ctx, sc, workloadConfig(sc, cluster, rig, opt), opt.OutDir, emit, logf)
+		if err != nil {
+			return nil, err
+		}
+	}
+
 	rec, err := record.NewRecorder(opt.OutDir, sc.Workload.Window.Seconds(),
 		sc.Workload.ConnectTimeout.Seconds()+sc.Workload.ResponseTimeout.Seconds()+2)
 	if err != nil {
