@@ -242,7 +242,7 @@ func (system) Prepare(spec *testbed.Spec, seed int64) (testbed.Rig, error) {
 		return opts
 	}
 	spec.Env = append(slices.Clip(spec.Env), TokenEnv+"="+token)
-	return &rig{net: fn, addrs: addrs, apps: apps, bricks: bricks, token: token, settings: settings, clock: spec.Clock}, nil
+	return &rig{net: fn, addrs: addrs, apps: apps, bricks: bricks, token: token, settings: settings, clock: spec.Clock, window: spec.Window}, nil
 }
 
 // newToken draws the run's control token: 128 bits from crypto/rand. It
@@ -263,6 +263,7 @@ type rig struct {
 	token    string
 	settings runSettings
 	clock    testbed.Clock
+	window   time.Duration // the run's analysis window (Sample polls twice a window)
 }
 
 func (r *rig) Target(c *testbed.Cluster) fault.Target { return &Cluster{Cluster: c, rig: r} }
