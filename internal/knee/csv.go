@@ -12,11 +12,13 @@ import (
 // File is the name of the steps file in a results directory.
 const File = "knee.csv"
 
-// header is knee.csv's header row (docs/scenario.md).
-var header = []string{"step", "stage", "rate_per_s", "attempts", "ok", "goodput", "latency_p50_s", "latency_p99_s", "pass", "why"}
+// header is knee.csv's header row (docs/scenario.md). The last two columns
+// repeat the bounds a step was judged by, so the file stands alone.
+var header = []string{"step", "stage", "rate_per_s", "attempts", "ok", "goodput", "latency_p50_s", "latency_p99_s", "pass", "why",
+	"goodput_min", "latency_p99_max_s"}
 
-// WriteCSV writes steps as knee.csv.
-func WriteCSV(w io.Writer, steps []Step) error {
+// WriteCSV writes steps, judged by cfg's bounds, as knee.csv.
+func WriteCSV(w io.Writer, cfg Config, steps []Step) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(header); err != nil {
 		return err
@@ -29,7 +31,8 @@ func WriteCSV(w io.Writer, steps []Step) error {
 	}
 	for _, s := range steps {
 		row := []string{strconv.Itoa(s.N), s.Stage, f(s.Rate), strconv.Itoa(s.Attempts), strconv.Itoa(s.OK),
-			f(s.Goodput), f(s.P50.Seconds()), f(s.P99.Seconds()), strconv.FormatBool(s.Pass), s.Why}
+			f(s.Goodput), f(s.P50.Seconds()), f(s.P99.Seconds()), strconv.FormatBool(s.Pass), s.Why,
+			f(cfg.Goodput), f(cfg.P99.Seconds())}
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -39,20 +42,22 @@ func WriteCSV(w io.Writer, steps []Step) error {
 }
 
 // ReadCSV reads a knee.csv written by WriteCSV; name is used in errors.
-func ReadCSV(r io.Reader, name string) ([]Step, error) {
+// Of the Config, only the bounds Goodput and P99 are known.
+func ReadCSV(r io.Reader, name string) ([]Step, Config, error) {
+	var cfg Config
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = len(header)
 	rows, err := cr.ReadAll()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, cfg, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(rows) == 0 || rows[0][0] != header[0] {
-		return nil, fmt.Errorf("%s: no header row %q", name, header)
+		return nil, cfg, fmt.Errorf("%s: no header row %q", name, header)
 	}
 	var steps []Step
 	for i, row := range rows[1:] {
 		var s Step
-		var errs [8]error
+		var errs [10]error
 		s.N, errs[0] = strconv.Atoi(row[0])
 		s.Stage = row[1]
 		s.Rate, errs[1] = strconv.ParseFloat(row[2], 64)
@@ -65,14 +70,18 @@ func ReadCSV(r io.Reader, name string) ([]Step, error) {
 		s.P50, s.P99 = secs(p50), secs(p99)
 		s.Pass, errs[7] = strconv.ParseBool(row[8])
 		s.Why = row[9]
+		var p99Max float64
+		cfg.Goodput, errs[8] = strconv.ParseFloat(row[10], 64)
+		p99Max, errs[9] = strconv.ParseFloat(row[11], 64)
+		cfg.P99 = secs(p99Max)
 		for _, e := range errs {
 			if e != nil {
-				return nil, fmt.Errorf("%s:%d: %w", name, i+2, e)
+				return nil, cfg, fmt.Errorf("%s:%d: %w", name, i+2, e)
 			}
 		}
 		steps = append(steps, s)
 	}
-	return steps, nil
+	return steps, cfg, nil
 }
 
 func parseOpt(v string) (float64, error) {

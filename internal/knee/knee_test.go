@@ -279,12 +279,15 @@ func TestCSVRoundTrip(t *testing.T) {
 	}
 	res.Steps = append(res.Steps, Step{N: len(res.Steps) + 1, Stage: "ramp", Rate: 1, Goodput: math.NaN(), Why: "no attempts, \"quoted\""})
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, res.Steps); err != nil {
+	if err := WriteCSV(&buf, Default, res.Steps); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadCSV(&buf, "knee.csv")
+	got, bounds, err := ReadCSV(&buf, "knee.csv")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if bounds.Goodput != Default.Goodput || bounds.P99 != Default.P99 {
+		t.Errorf("bounds %+v back, want goodput %v p99 %v", bounds, Default.Goodput, Default.P99)
 	}
 	if len(got) != len(res.Steps) {
 		t.Fatalf("%d steps back, want %d", len(got), len(res.Steps))
@@ -299,7 +302,7 @@ func TestCSVRoundTrip(t *testing.T) {
 			t.Errorf("step %d: %+v back as %+v", i, s, g)
 		}
 	}
-	if _, err := ReadCSV(strings.NewReader("a,b\n"), "x.csv"); err == nil {
+	if _, _, err := ReadCSV(strings.NewReader("a,b\n"), "x.csv"); err == nil {
 		t.Error("a file that is not knee.csv was accepted")
 	}
 }

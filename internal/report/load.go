@@ -13,6 +13,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/faultbench/faultbench/internal/analysis"
+	"github.com/faultbench/faultbench/internal/knee"
 	"github.com/faultbench/faultbench/internal/record"
 	"github.com/faultbench/faultbench/internal/scenario"
 )
@@ -31,9 +32,12 @@ type run struct {
 	WindowS float64
 	EndS    float64 // run duration
 
-	Events  []record.Event
-	Periods []period // phases in order, then "failure" when known, then "overall"
-	Faults  []faultSpan
+	Events []record.Event
+	Knee   []knee.Step // knee.csv: the knee search before the run, if any
+	// KneeBounds holds the bounds (Goodput, P99) its steps were judged by.
+	KneeBounds knee.Config
+	Periods    []period // phases in order, then "failure" when known, then "overall"
+	Faults     []faultSpan
 
 	// Notes say what was missing or recomputed, in the order found.
 	Notes []string
@@ -97,6 +101,9 @@ func loadRun(dir string) (*run, error) {
 	r.EndS = r.duration()
 	r.Periods = r.periods()
 	r.Faults = r.faults()
+	if err := r.loadKnee(); err != nil {
+		return nil, err
+	}
 	if err := r.stream(); err != nil {
 		return nil, err
 	}

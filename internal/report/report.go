@@ -104,6 +104,9 @@ func figures(runs []*run) []*figure {
 	if s := stagesFigure(runs); s != nil {
 		figs = append(figs, s)
 	}
+	if k := kneeFigure(runs); k != nil {
+		figs = append(figs, k)
+	}
 	return figs
 }
 

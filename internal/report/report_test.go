@@ -8,8 +8,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/faultbench/faultbench/internal/analysis"
+	"github.com/faultbench/faultbench/internal/knee"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -211,5 +213,46 @@ func BenchmarkWriteHour(b *testing.B) {
 		if err := Write([]string{dir}, ""); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestReportKneeFigure: a run with knee.csv gets the knee figure; the
+// small run without one has none (see small.html).
+func TestReportKneeFigure(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "knee")
+	small.write(t, dir)
+	steps := []knee.Step{
+		{N: 1, Stage: "ramp", Rate: 10, Measure: knee.Measure{Attempts: 50, OK: 50, P50: time.Millisecond, P99: 3 * time.Millisecond}, Goodput: 1, Pass: true},
+		{N: 2, Stage: "ramp", Rate: 20, Measure: knee.Measure{Attempts: 100, OK: 100, P50: time.Millisecond, P99: 9 * time.Millisecond}, Goodput: 1, Pass: true},
+		{N: 3, Stage: "ramp", Rate: 40, Measure: knee.Measure{Attempts: 200, OK: 150, P50: time.Second, P99: 6 * time.Second}, Goodput: 0.75, Why: "goodput 0.7500 < 0.99, p99 6s > 1s"},
+		{N: 4, Stage: "refine", Rate: 30, Measure: knee.Measure{Attempts: 150, OK: 150, P50: time.Millisecond, P99: 300 * time.Millisecond}, Goodput: 1, Pass: true},
+	}
+	var b bytes.Buffer
+	if err := knee.WriteCSV(&b, knee.Default, steps); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, knee.File), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write([]string{dir}, ""); err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(html, []byte(`<h2 id="knee">Knee search</h2>`)) {
+		t.Error("report lacks the knee figure")
+	}
+	for _, ext := range []string{".png", ".svg"} {
+		if _, err := os.Stat(filepath.Join(dir, "figures", "knee"+ext)); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, knee.File), []byte("step,stage\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write([]string{dir}, ""); err == nil || !strings.Contains(err.Error(), knee.File) {
+		t.Errorf("a broken knee.csv: %v, want an error naming it", err)
 	}
 }

@@ -26,7 +26,7 @@ func findKnee(ctx context.Context, sc *scenario.Scenario, base workload.Config, 
 	logf("knee search: up to %d steps of %s from %g/s (at most %s)", cfg.MaxSteps(), cfg.StepTime, cfg.Start, sc.KneeBound())
 	probe := &liveProbe{base: base}
 	res, err := knee.Search(ctx, cfg, probe)
-	csvErr := writeKneeCSV(filepath.Join(outDir, knee.File), res.Steps)
+	csvErr := writeKneeCSV(filepath.Join(outDir, knee.File), cfg, res.Steps)
 	if err != nil {
 		emit(record.Event{Kind: "run.knee", Detail: fmt.Sprintf("knee search failed: %v; %s", err, res.Summary(cfg))})
 		if ctx.Err() != nil {
@@ -81,12 +81,12 @@ func (p *liveProbe) Probe(ctx context.Context, rate float64, d time.Duration) (k
 	return tally.Measure(), nil
 }
 
-func writeKneeCSV(path string, steps []knee.Step) error {
+func writeKneeCSV(path string, cfg knee.Config, steps []knee.Step) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := knee.WriteCSV(f, steps); err != nil {
+	if err := knee.WriteCSV(f, cfg, steps); err != nil {
 		f.Close()
 		return err
 	}
