@@ -50,7 +50,9 @@ func (a *Array) rebuildStripe(rb *rebuild, s int64) bool {
 	defer a.bufs.Put(bp)
 	buf := *bp
 	err := a.reconstructWide(&v, rb.role, s, buf)
-	if errors.Is(err, ErrFailed) {
+	if errors.Is(err, ErrFailed) || (err != nil && a.isClosed()) {
+		// Disks closed under the rebuild are the node shutting down, not
+		// blocks lost: stop without marking any.
 		return false
 	}
 	if err != nil {
@@ -60,7 +62,7 @@ func (a *Array) rebuildStripe(rb *rebuild, s int64) bool {
 		for off := 0; off < a.chunk; off += BlockSize {
 			blk := buf[off : off+BlockSize]
 			if e := a.reconstruct(&v, rb.role, s, off, off+BlockSize, blk); e != nil {
-				if errors.Is(e, ErrFailed) {
+				if errors.Is(e, ErrFailed) || a.isClosed() {
 					return false
 				}
 				clear(blk)
@@ -95,6 +97,12 @@ func (a *Array) rebuildStripe(rb *rebuild, s int64) bool {
 		return false
 	}
 	return true
+}
+
+func (a *Array) isClosed() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.closed
 }
 
 func (a *Array) isRebuilding(rb *rebuild) bool {
