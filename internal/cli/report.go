@@ -20,10 +20,15 @@ figure as PNG and SVG beside it.
 
 Without -o the report is DIR/report.html for one directory and ./report.html
 for several. Figures go to "figures/" next to a file named report.html, else
-to "<name>-figures/" next to FILE.html. The command prints nothing on success.`,
+to "<name>-figures/" next to FILE.html.
+
+Over many runs it also prints, and renders, the tables of seed 003: the
+behaviour class of each single-fault run by fault and policy (Table 1; when
+the runs vary in both), and reconstruction time against the worst
+performance drop of each multi-fault run (§4.2). Otherwise it prints nothing.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
-			if err := report.Write(dirs, out); err != nil {
+			if err := report.WriteText(dirs, out, cmd.OutOrStdout()); err != nil {
 				return Failed(err)
 			}
 			return nil

@@ -37,7 +37,10 @@ type page struct {
 	PerRun   []table
 	Baseline table
 	Faults   *table
-	Figures  []renderedFigure
+	// Behaviour and Macro compare many runs as seed 003 does (behaviour.go).
+	Behaviour *table
+	Macro     *table
+	Figures   []renderedFigure
 }
 
 func writeHTML(w io.Writer, runs []*run, figs []renderedFigure) error {
@@ -61,6 +64,7 @@ func writeHTML(w io.Writer, runs []*run, figs []renderedFigure) error {
 	}
 	pg.Baseline = baselineTable(runs)
 	pg.Faults = faultTable(runs)
+	pg.Behaviour, pg.Macro = behaviourTable(runs), macroTable(runs)
 	return pageTemplate.Execute(w, pg)
 }
 
@@ -351,6 +355,15 @@ pre{background:#f6f6f6;padding:.8em;overflow:auto;font-size:.8em}
 {{- with .Faults}}
 <h2 id="faults">Faults</h2>
 {{template "table" .}}
+{{- end}}
+{{- if or .Behaviour .Macro}}
+<h2 id="behaviour">Behaviour across runs</h2>
+{{- with .Behaviour}}
+{{template "table" .}}
+{{- end}}
+{{- with .Macro}}
+{{template "table" .}}
+{{- end}}
 {{- end}}
 {{- range $i, $f := .Figures}}{{if gt $i 0}}
 <h2 id="{{$f.Name}}">{{$f.Title}}</h2>

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,7 +41,13 @@ func FiguresDir(out string) string {
 // Each directory needs requests.parquet or requests.csv; every other file
 // is optional and what it would have added is reported as missing inside
 // the report. Write prints nothing; errors name the file at fault.
-func Write(dirs []string, out string) error {
+func Write(dirs []string, out string) error { return WriteText(dirs, out, nil) }
+
+// WriteText is Write that also prints to text, compactly, the tables that
+// compare many runs (the behaviour table of seed 003 Table 1 and the
+// reconstruction trade-off of §4.2) when the runs call for them; it prints
+// nothing otherwise, and nothing at all with a nil text.
+func WriteText(dirs []string, out string, text io.Writer) error {
 	if len(dirs) == 0 {
 		return errors.New("report: no results directory given")
 	}
@@ -84,7 +91,13 @@ func Write(dirs []string, out string) error {
 	if err := writeHTML(&b, runs, rendered); err != nil {
 		return err
 	}
-	return writeFile(out, b.Bytes())
+	if err := writeFile(out, b.Bytes()); err != nil {
+		return err
+	}
+	if text != nil {
+		return writeText(text, behaviourTable(runs), macroTable(runs))
+	}
+	return nil
 }
 
 // figures lists the report's figures in reading order; figures without
