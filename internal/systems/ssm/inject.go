@@ -13,13 +13,43 @@ import (
 
 	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/faultnet"
+	"github.com/faultbench/faultbench/internal/record"
 	"github.com/faultbench/faultbench/internal/systems/ssm/brick"
 )
 
 // ControlLever is implemented by a fault.Target whose bricks run with a
-// control endpoint and the run's token (the ssm rig's Cluster).
+// control endpoint and the run's token (the ssm rig's Cluster). SSMControl
+// returns an error wrapping ErrBrickOffline for a brick taken out of service.
 type ControlLever interface {
 	SSMControl(node int) (addr, token string, err error)
+}
+
+// ErrBrickOffline: Pinpoint took the brick out of service after too many
+// restarts (seed 004 §4); it is stopped for the rest of the run.
+var ErrBrickOffline = errors.New("brick is offline: Pinpoint took it out of service after too many restarts")
+
+// Noter is an optional capability of a fault.Target: it adds an event to
+// the run's timeline, false when it cannot.
+type Noter interface {
+	Note(record.Event) bool
+}
+
+// offlineNoOp handles a brick-memory fault aimed at a brick Pinpoint has
+// taken offline. Its process is gone, so there is no memory to damage: as
+// killing an application that no longer runs, the fault acts on nothing —
+// which is the point of taking a brick with a persistent fault out of
+// service, not a failure of the run. It says so in the timeline; where it
+// cannot (no timeline), the injection fails as before.
+func offlineNoOp(t fault.Target, o fault.Occurrence, err error) (fault.Revert, bool) {
+	n, ok := t.(Noter)
+	if !errors.Is(err, ErrBrickOffline) || !ok {
+		return nil, false
+	}
+	if !n.Note(record.Event{Kind: "system.ssm.fault_on_offline", Node: o.Node, Fault: o.Type,
+		Detail: fmt.Sprintf("%s not injected: brick %d is offline (Pinpoint took it out of service after too many restarts); nothing left to damage", o.Type, o.Node)}) {
+		return nil, false
+	}
+	return func() error { return nil }, true
 }
 
 // NetLever is implemented by a fault.Target whose front end → brick links
@@ -99,6 +129,9 @@ func injectBitflip(ctx context.Context, t fault.Target, o fault.Occurrence) (fau
 		req.Count = n
 	}
 	reply, err := postControl(ctx, t, o, o.Node, req)
+	if revert, ok := offlineNoOp(t, o, err); ok {
+		return revert, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +164,9 @@ func injectSlow(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.
 	}
 	n := o.Node
 	if _, err := postControl(ctx, t, o, n, req); err != nil {
+		if revert, ok := offlineNoOp(t, o, err); ok {
+			return revert, nil
+		}
 		return nil, err
 	}
 	var once sync.Once

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/faultbench/faultbench/internal/fault"
+	"github.com/faultbench/faultbench/internal/record"
 	"github.com/faultbench/faultbench/internal/systems/ssm/brick"
 )
 
@@ -101,5 +102,39 @@ func TestBitflipParams(t *testing.T) {
 	}
 	if _, err := injectBitflip(context.Background(), fault.Target(controlTarget{addr: addr, token: "no"}), o); err == nil {
 		t.Error("bitflip with a wrong token succeeded")
+	}
+}
+
+// A brick Pinpoint took offline is stopped for the rest of the run: brick
+// faults aimed at it act on nothing and say so in the timeline, instead of
+// failing the run (a recurring fault on a brick with a persistent fault is
+// what takes it offline). Without a timeline to say so, they still fail.
+func TestFaultOnOfflineBrick(t *testing.T) {
+	r := &rig{addrs: map[int]string{3: "127.0.0.1:1"}, bricks: []int{3}, token: "t"}
+	c := &Cluster{rig: r}
+	var events []record.Event
+	for _, typ := range []string{"bitflip", "slow"} {
+		o := fault.Occurrence{Type: typ, Node: 3, Duration: time.Second, Params: map[string]string{}}
+		inject := map[string]fault.InjectorFunc{"bitflip": injectBitflip, "slow": injectSlow}[typ]
+		r.offline = nil
+		if _, err := inject(context.Background(), c, o); err == nil {
+			t.Fatalf("%s on a brick that does not answer succeeded", typ)
+		}
+		r.takeOffline(3)
+		if _, err := inject(context.Background(), c, o); !errors.Is(err, ErrBrickOffline) {
+			t.Fatalf("%s on an offline brick with no timeline: %v, want ErrBrickOffline", typ, err)
+		}
+		r.emit = func(e record.Event) { events = append(events, e) }
+		revert, err := inject(context.Background(), c, o)
+		if err != nil {
+			t.Fatalf("%s on an offline brick: %v", typ, err)
+		}
+		if err := revert(); err != nil {
+			t.Fatalf("%s revert: %v", typ, err)
+		}
+		r.emit = nil
+	}
+	if len(events) != 2 || events[0].Kind != "system.ssm.fault_on_offline" || events[0].Node != 3 || events[1].Fault != "slow" {
+		t.Fatalf("events %+v, want one system.ssm.fault_on_offline per fault", events)
 	}
 }

@@ -264,6 +264,43 @@ type rig struct {
 	settings runSettings
 	clock    testbed.Clock
 	window   time.Duration // the run's analysis window (Sample polls twice a window)
+
+	mu      sync.Mutex
+	emit    func(record.Event) // the run's timeline, once Watch runs
+	offline map[int]bool       // bricks Pinpoint took out of service
+}
+
+// takeOffline records that Pinpoint took brick n out of service; from now
+// on faults aimed at it find nothing to act on (see brickOffline).
+func (r *rig) takeOffline(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.offline == nil {
+		r.offline = map[int]bool{}
+	}
+	r.offline[n] = true
+}
+
+// brickOffline reports whether brick n was taken out of service.
+func (r *rig) brickOffline(n int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.offline[n]
+}
+
+// note adds an event to the run's timeline; false before Watch runs.
+func (r *rig) note(e record.Event) bool {
+	r.mu.Lock()
+	emit := r.emit
+	r.mu.Unlock()
+	if emit == nil {
+		return false
+	}
+	if r.clock != nil {
+		e.TS = r.clock.Now().Seconds()
+	}
+	emit(e)
+	return true
 }
 
 func (r *rig) Target(c *testbed.Cluster) fault.Target { return &Cluster{Cluster: c, rig: r} }
@@ -286,6 +323,9 @@ func (r *rig) Watch(ctx context.Context, c *testbed.Cluster, emit func(record.Ev
 	if !r.settings.pinpoint {
 		return
 	}
+	r.mu.Lock()
+	r.emit = emit
+	r.mu.Unlock()
 	watched := map[int]string{}
 	for _, b := range r.bricks {
 		watched[b] = r.addrs[b]
@@ -295,10 +335,11 @@ func (r *rig) Watch(ctx context.Context, c *testbed.Cluster, emit func(record.Ev
 		clock = r.clock.Now
 	}
 	m, err := pinpoint.NewMonitor(pinpoint.MonitorConfig{
-		Bricks:    watched,
-		Interval:  r.settings.interval,
-		Restarter: &brickRestarter{restart: c.RestartApp, stop: c.KillApp, limit: r.settings.restartLimit, window: restartWindow},
-		Clock:     clock,
+		Bricks:   watched,
+		Interval: r.settings.interval,
+		Restarter: &brickRestarter{restart: c.RestartApp, stop: func(n int) error { r.takeOffline(n); return c.KillApp(n) },
+			limit: r.settings.restartLimit, window: restartWindow},
+		Clock: clock,
 		OnEvent: func(e pinpoint.Event) {
 			emit(record.Event{TS: e.At.Seconds(), Kind: e.Kind, Node: e.Node, Detail: e.Detail})
 		},
@@ -360,10 +401,18 @@ type Cluster struct {
 // FaultNet returns the proxies between front ends and bricks.
 func (c *Cluster) FaultNet() *faultnet.Net { return c.rig.net }
 
-// SSMControl returns brick node's control address and the run's token.
+// SSMControl returns brick node's control address and the run's token;
+// ErrBrickOffline when Pinpoint has taken the brick out of service.
 func (c *Cluster) SSMControl(n int) (addr, token string, err error) {
 	if !slices.Contains(c.rig.bricks, n) {
 		return "", "", fmt.Errorf("node %d is not a brick (bricks: %v)", n, c.rig.bricks)
 	}
+	if c.rig.brickOffline(n) {
+		return "", "", fmt.Errorf("brick %d: %w", n, ErrBrickOffline)
+	}
 	return c.rig.addrs[n], c.rig.token, nil
 }
+
+// Note adds an event to the run's timeline (once Pinpoint watches the
+// run; false before, and when it does not).
+func (c *Cluster) Note(e record.Event) bool { return c.rig.note(e) }

@@ -144,11 +144,19 @@ func (b *Brick) control(w http.ResponseWriter, r *http.Request) {
 		}
 		var flipped []string
 		err := b.do(r.Context(), func() {
-			for range count {
-				k, ok := b.store.Flip(target, req.Which != "random", b.rng)
-				if !ok {
-					break
+			if req.Which == "random" {
+				for range count {
+					k, ok := b.store.Flip(target, false, b.rng)
+					if !ok {
+						break
+					}
+					flipped = append(flipped, hex.EncodeToString(k[:]))
 				}
+				return
+			}
+			// latest: the count entries written last, one bit each.
+			for _, k := range b.store.Latest(count) {
+				b.store.FlipEntry(target, k, b.rng)
 				flipped = append(flipped, hex.EncodeToString(k[:]))
 			}
 		})

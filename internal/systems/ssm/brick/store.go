@@ -2,6 +2,7 @@ package brick
 
 import (
 	"math/rand"
+	"slices"
 	"sort"
 
 	"github.com/faultbench/faultbench/internal/systems/ssm/wire"
@@ -21,9 +22,12 @@ type Store struct {
 	tables map[int64]map[wire.Key]*entry
 	where  map[wire.Key]int64 // key → generation holding it
 	bytes  int64
-	latest wire.Key
-	any    bool // latest is set
+	recent [recentLen]wire.Key // the keys of the last puts, a ring
+	puts   int                 // puts so far; recent[(puts-1)%recentLen] is the latest
 }
+
+// recentLen bounds how far back Flip's "latest" reaches.
+const recentLen = 64
 
 type entry struct {
 	value    []byte
@@ -68,7 +72,8 @@ func (s *Store) Put(now int64, key wire.Key, expiry int64, checksum uint32, valu
 	t[key] = &entry{value: append([]byte(nil), value...), checksum: checksum, expiry: expiry}
 	s.where[key] = g
 	s.bytes += int64(len(value)) + entryOverhead
-	s.latest, s.any = key, true
+	s.recent[s.puts%recentLen] = key
+	s.puts++
 	return wire.OK
 }
 
@@ -148,16 +153,16 @@ const (
 // else one drawn from rng. It reports false when the store is empty or the
 // latest entry is gone.
 func (s *Store) Flip(target FlipTarget, latest bool, rng *rand.Rand) (wire.Key, bool) {
-	var key wire.Key
 	if latest {
-		if !s.any {
-			return key, false
+		keys := s.Latest(1)
+		if len(keys) == 0 || keys[0] != s.recent[(s.puts-1)%recentLen] {
+			return wire.Key{}, false
 		}
-		key = s.latest
-		if _, ok := s.where[key]; !ok {
-			return key, false
-		}
-	} else {
+		s.FlipEntry(target, keys[0], rng)
+		return keys[0], true
+	}
+	var key wire.Key
+	{
 		if len(s.where) == 0 {
 			return key, false
 		}
@@ -168,7 +173,30 @@ func (s *Store) Flip(target FlipTarget, latest bool, rng *rand.Rand) (wire.Key, 
 		sort.Slice(keys, func(i, j int) bool { return string(keys[i][:]) < string(keys[j][:]) })
 		key = keys[rng.Intn(len(keys))]
 	}
-	g := s.where[key]
+	s.FlipEntry(target, key, rng)
+	return key, true
+}
+
+// Latest returns up to n distinct stored keys, most recently written first
+// (at most recentLen puts back).
+func (s *Store) Latest(n int) []wire.Key {
+	var out []wire.Key
+	for i := s.puts - 1; i >= 0 && i >= s.puts-recentLen && len(out) < n; i-- {
+		k := s.recent[i%recentLen]
+		if _, ok := s.where[k]; ok && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// FlipEntry flips one bit (drawn from rng) of target in the entry stored
+// under key; false when there is none.
+func (s *Store) FlipEntry(target FlipTarget, key wire.Key, rng *rand.Rand) bool {
+	g, ok := s.where[key]
+	if !ok {
+		return false
+	}
 	e := s.tables[g][key]
 	switch target {
 	case FlipValue:
@@ -194,5 +222,5 @@ func (s *Store) Flip(target FlipTarget, latest bool, rng *rand.Rand) (wire.Key, 
 	case FlipExpiry:
 		e.expiry ^= 1 << rng.Intn(8)
 	}
-	return key, true
+	return true
 }

@@ -78,6 +78,32 @@ func TestStoreFlips(t *testing.T) {
 	}
 }
 
+// Latest lists distinct stored keys, most recently written first, so a
+// "latest" bit flip of count n damages the n objects written last.
+func TestStoreLatest(t *testing.T) {
+	s := NewStore(1000)
+	v := []byte("v")
+	if got := s.Latest(3); len(got) != 0 {
+		t.Fatalf("empty store: %v", got)
+	}
+	for _, k := range []byte{1, 2, 3, 2, 4} {
+		s.Put(0, key(k), 1500, wire.Checksum(v), v)
+	}
+	got := s.Latest(3)
+	if len(got) != 3 || got[0] != key(4) || got[1] != key(2) || got[2] != key(3) {
+		t.Fatalf("Latest(3) = %x, want keys 4, 2, 3", got)
+	}
+	if got := s.Latest(10); len(got) != 4 {
+		t.Fatalf("Latest(10) = %d keys, want the 4 stored", len(got))
+	}
+	for range recentLen + 5 {
+		s.Put(0, key(9), 1500, wire.Checksum(v), v)
+	}
+	if got := s.Latest(10); len(got) != 1 || got[0] != key(9) {
+		t.Fatalf("after %d puts of one key: %x, want only it (recentLen bounds the look-back)", recentLen+5, got)
+	}
+}
+
 func BenchmarkStorePutGet8K(b *testing.B) {
 	s := NewStore(1000)
 	v := make([]byte, 8192)
