@@ -111,15 +111,29 @@ func postControl(ctx context.Context, t fault.Target, o fault.Occurrence, n int,
 }
 
 // injectBitflip flips one bit in count entries of the brick's tables
-// (seed 004 §5.6). Params: target (value | key | checksum | expiry, default
-// value), which (latest | random, default latest), count (default 1). A
-// bit flip is damage, not a condition: there is nothing to revert; the
-// brick's restart (by Pinpoint, exit_on_corrupt, or the operator) is what
-// removes it.
+// (seed 004 §5.6). Params: target (value | key | checksum | expiry | stack,
+// default value), which (latest | random, default latest), count (default
+// 1). A bit flip is damage, not a condition: there is nothing to revert;
+// the brick's restart (by Pinpoint, exit_on_corrupt, or the operator) is
+// what removes it.
+//
+// target stack is §5.5's flip of the stack pointer: the process crashes at
+// once (the paper's brick did; a Go brick cannot damage its own stack
+// safely, so it exits through its control endpoint's crash, status 70).
 func injectBitflip(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.Revert, error) {
 	req := brick.ControlRequest{Action: "bitflip", Target: o.Params["target"], Which: o.Params["which"], Count: 1}
 	if req.Target == "" {
 		req.Target = "value"
+	}
+	if req.Target == "stack" {
+		_, err := postControl(ctx, t, o, o.Node, brick.ControlRequest{Action: "crash"})
+		if revert, ok := offlineNoOp(t, o, err); ok {
+			return revert, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return func() error { return nil }, nil
 	}
 	if v, ok := o.Params["count"]; ok {
 		n, err := strconv.Atoi(v)

@@ -138,3 +138,25 @@ func TestFaultOnOfflineBrick(t *testing.T) {
 		t.Fatalf("events %+v, want one system.ssm.fault_on_offline per fault", events)
 	}
 }
+
+// target stack (§5.5's flipped stack pointer) crashes the brick at once.
+func TestBitflipStackCrashes(t *testing.T) {
+	crashed := make(chan string, 1)
+	cfg := brick.DefaultConfig()
+	cfg.ID, cfg.ControlToken = 2, "secret"
+	cfg.OnCrash = func(reason string) { crashed <- reason }
+	b, err := brick.Start(cfg, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	o := fault.Occurrence{Type: "bitflip", Node: 2, Params: map[string]string{"target": "stack"}}
+	if _, err := injectBitflip(context.Background(), controlTarget{addr: b.Addr(), token: "secret"}, o); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-crashed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the brick did not crash")
+	}
+}
