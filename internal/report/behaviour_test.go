@@ -111,37 +111,58 @@ func TestBehaviourTables(t *testing.T) {
 		record.Event{TS: 11, Kind: "fault.inject", Node: 2, Fault: "disk-power-fail", ID: 2})
 	dirs = append(dirs, slow, fast)
 
-	out := filepath.Join(root, "all.html")
+	// The tables on loaded runs, without drawing figures (slow under -race).
+	var runs []*run
+	for _, d := range dirs {
+		r, err := loadRun(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	uniqueLabels(runs)
 	var text bytes.Buffer
-	if err := WriteText(dirs, out, &text); err != nil {
+	if err := writeText(&text, behaviourTable(runs), macroTable(runs)); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "behaviour.txt", text.Bytes())
-	html, err := os.ReadFile(out)
-	if err != nil {
+	var html bytes.Buffer
+	if err := writeHTML(&html, runs, nil); err != nil {
 		t.Fatal(err)
 	}
-	section := behaviourSection.Find(html)
+	section := behaviourSection.Find(html.Bytes())
 	if section == nil {
 		t.Fatal("report lacks the behaviour section")
 	}
 	golden(t, "behaviour.html", section)
 
 	// One run, or runs of a single policy, get no behaviour table.
+	if tb := behaviourTable(runs[:1]); tb != nil {
+		t.Errorf("a single run has a behaviour table: %+v", tb)
+	}
+	if tb := behaviourTable([]*run{runs[0], runs[2], runs[5]}); tb != nil {
+		t.Errorf("runs of one policy have a behaviour table: %+v", tb)
+	}
+	if tb := macroTable(runs[6:7]); tb != nil {
+		t.Errorf("a single multi-fault run has a macro table: %+v", tb)
+	}
+
+	// faultbench report: WriteText prints the tables and renders them.
 	text.Reset()
-	if err := WriteText(dirs[:1], filepath.Join(root, "one.html"), &text); err != nil {
+	out := filepath.Join(root, "two.html")
+	if err := WriteText([]string{dirs[0], dirs[3]}, out, &text); err != nil {
 		t.Fatal(err)
 	}
-	one, _ := os.ReadFile(filepath.Join(root, "one.html"))
-	if text.Len() != 0 || bytes.Contains(one, []byte(`id="behaviour"`)) {
-		t.Errorf("a single run printed %q or rendered a behaviour table", text.String())
-	}
-	text.Reset()
-	if err := WriteText([]string{dirs[0], dirs[2], dirs[5]}, filepath.Join(root, "paranoid.html"), &text); err != nil {
+	page, err := os.ReadFile(out)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(text.String(), "Behaviour") {
-		t.Errorf("runs of one policy printed a behaviour table:\n%s", text.String())
+	if !strings.Contains(text.String(), "disk-remove, sticky               C-1       –") || !bytes.Contains(page, []byte(`<h2 id="behaviour">`)) {
+		t.Errorf("two runs differing in fault and policy: printed\n%s\nand the page has the section: %v", text.String(), bytes.Contains(page, []byte(`id="behaviour"`)))
+	}
+	text.Reset()
+	if err := WriteText(dirs[:1], filepath.Join(root, "one.html"), &text); err != nil || text.Len() != 0 {
+		t.Errorf("one run: %v, printed %q", err, text.String())
 	}
 }
 
