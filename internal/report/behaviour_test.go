@@ -161,7 +161,7 @@ func TestBehaviourTables(t *testing.T) {
 		t.Errorf("two runs differing in fault and policy: printed\n%s\nand the page has the section: %v", text.String(), bytes.Contains(page, []byte(`id="behaviour"`)))
 	}
 	text.Reset()
-	if err := WriteText(dirs[:1], filepath.Join(root, "one.html"), &text); err != nil || text.Len() != 0 {
+	if err := writeText(&text, behaviourTable(runs[:1]), macroTable(runs[:1])); err != nil || text.Len() != 0 {
 		t.Errorf("one run: %v, printed %q", err, text.String())
 	}
 }
