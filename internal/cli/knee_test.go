@@ -46,7 +46,7 @@ func TestKneeEndToEnd(t *testing.T) {
 		t.Skip("end-to-end run; skipped with -short")
 	}
 	dir := filepath.Join(t.TempDir(), "out")
-	stdout, stderr, code := run(t, "run", writeScenario(t, kneeScenario), "--time-scale", "0.25", "-o", dir, "--quiet")
+	stdout, stderr, code := run(t, "run", writeScenario(t, kneeScenario), "--time-scale", "0.25", "-o", dir)
 	if code != ExitOK {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
@@ -98,6 +98,9 @@ func TestKneeEndToEnd(t *testing.T) {
 		case "phase.start":
 			phases++
 		}
+	}
+	if !strings.HasPrefix(stdout, "knee ") {
+		t.Errorf("stdout does not start with the knee: %q", stdout)
 	}
 	if kneeEvents != 1 || phases != 2 {
 		t.Errorf("%d run.knee and %d phase.start events, want 1 and 2", kneeEvents, phases)

@@ -80,6 +80,9 @@ func runScenario(ctx context.Context, cmd *cobra.Command, path string, f runFlag
 func printRunSummary(w io.Writer, res *runner.Result) {
 	s := res.Summary
 	o := s.Overall
+	if res.Knee != "" {
+		fmt.Fprintf(w, "%s\n", res.Knee)
+	}
 	fmt.Fprintf(w, "%s: %d attempts, goodput %s, mean latency %s, p99 %s\n", s.Run.Name, o.Attempts,
 		fmtFloat(float64(o.Goodput), "%.3f"), fmtSeconds(float64(o.LatencyMeanS)), fmtSeconds(float64(o.LatencyP99S)))
 	for _, fr := range s.Faults {

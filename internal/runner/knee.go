@@ -19,9 +19,10 @@ import (
 // fraction × knee and the knee section dropped, which it also writes as the
 // results directory's scenario.yaml (the scenario as run: rerunning it
 // offers the same rate). The steps go to knee.csv, also when the search
-// fails or is interrupted, and the outcome to a run.knee event at t=0.
+// fails or is interrupted, and the outcome to a run.knee event at t=0,
+// whose detail findKnee also returns.
 func findKnee(ctx context.Context, sc *scenario.Scenario, base workload.Config, outDir string,
-	emit func(record.Event), logf func(string, ...any)) (*scenario.Scenario, error) {
+	emit func(record.Event), logf func(string, ...any)) (*scenario.Scenario, string, error) {
 	cfg := *sc.KneeConfig()
 	logf("knee search: up to %d steps of %s from %g/s (at most %s)", cfg.MaxSteps(), cfg.StepTime, cfg.Start, sc.KneeBound())
 	probe := &liveProbe{base: base}
@@ -30,28 +31,29 @@ func findKnee(ctx context.Context, sc *scenario.Scenario, base workload.Config, 
 	if err != nil {
 		emit(record.Event{Kind: "run.knee", Detail: fmt.Sprintf("knee search failed: %v; %s", err, res.Summary(cfg))})
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("interrupted during the knee search after %d step(s); nodes stopped, steps in %s: %w",
+			return nil, "", fmt.Errorf("interrupted during the knee search after %d step(s); nodes stopped, steps in %s: %w",
 				len(res.Steps), filepath.Join(outDir, knee.File), ctx.Err())
 		}
-		return nil, fmt.Errorf("knee search: %w", err)
+		return nil, "", fmt.Errorf("knee search: %w", err)
 	}
 	if csvErr != nil {
-		return nil, csvErr
+		return nil, "", csvErr
 	}
-	emit(record.Event{Kind: "run.knee", Detail: res.Summary(cfg)})
-	logf("%s", res.Summary(cfg))
+	summary := res.Summary(cfg)
+	emit(record.Event{Kind: "run.knee", Detail: summary})
+	logf("%s", summary)
 
 	out := *sc
 	out.Workload.Rate = math.Max(0.01, math.Round(res.Rate*100)/100)
 	out.Workload.Knee = nil
 	body, err := out.Marshal()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := os.WriteFile(filepath.Join(outDir, record.ScenarioFile), body, 0o644); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return &out, nil
+	return &out, summary, nil
 }
 
 // liveProbe offers each step's rate to the real cluster with the run's own

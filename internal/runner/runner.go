@@ -49,6 +49,9 @@ type Result struct {
 	Summary *analysis.Summary
 	// Interrupted is true when the context ended the run early.
 	Interrupted bool
+	// Knee is the outcome of the scenario's knee search ("" without one),
+	// as in the run.knee event.
+	Knee string
 }
 
 // ErrStart wraps failures to bring the cluster up (a port in use, a
@@ -121,8 +124,9 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("%w: the %s rig's fault target lost the cluster's levers", ErrStart, sc.Cluster.System)
 	}
 
+	var kneeSummary string
 	if sc.Workload.Knee != nil {
-		sc, err = findKnee(ctx, sc, workloadConfig(sc, cluster, rig, opt), opt.OutDir, emit, logf)
+		sc, kneeSummary, err = findKnee(ctx, sc, workloadConfig(sc, cluster, rig, opt), opt.OutDir, emit, logf)
 		if err != nil {
 			return nil, err
 		}
@@ -219,7 +223,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if err := report.Write([]string{opt.OutDir}, filepath.Join(opt.OutDir, record.ReportFile)); err != nil {
 		return nil, fmt.Errorf("writing the report: %w", err)
 	}
-	res := &Result{Dir: opt.OutDir, Summary: sum, Interrupted: interrupted}
+	res := &Result{Dir: opt.OutDir, Summary: sum, Interrupted: interrupted, Knee: kneeSummary}
 	if interrupted {
 		return res, ctx.Err()
 	}
