@@ -56,9 +56,13 @@ type Store struct {
 	logSize  int64
 	bufs     sync.Pool
 
+	// logMu guards logPending only, so appending a line never waits for
+	// the disks; flushMu is held across a flush's volume write and guards
+	// where the log stands on the volume.
 	logMu      sync.Mutex
 	logPending []byte
-	logPos     int64 // region offset where logPending starts
+	flushMu    sync.Mutex
+	logPos     int64 // region offset where the next flushed line goes
 	logCarry   []byte
 	logWrapped bool
 	logBytes   atomic.Int64
@@ -161,14 +165,19 @@ func (s *Store) AppendLog(line []byte) {
 
 // FlushLog writes the queued lines to the log region, rewriting the last
 // partial block with them. A failed flush drops the lines and is counted.
+// Lines appended meanwhile wait for the next flush: a page request never
+// waits for a log write stuck on a hung disk (it used to, so a hang on
+// write stopped every page of the front end).
 func (s *Store) FlushLog() error {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
 	s.logMu.Lock()
-	defer s.logMu.Unlock()
-	if len(s.logPending) == 0 {
-		return nil
-	}
 	pending := s.logPending
 	s.logPending = nil
+	s.logMu.Unlock()
+	if len(pending) == 0 {
+		return nil
+	}
 	for len(pending) > 0 {
 		room := s.logSize - s.logPos
 		part := pending[:min(int64(len(pending)), room)]
@@ -182,7 +191,7 @@ func (s *Store) FlushLog() error {
 }
 
 // writeLog writes part at logPos (it fits before the region's end). Caller
-// holds logMu.
+// holds flushMu.
 func (s *Store) writeLog(part []byte) error {
 	start := s.logPos - int64(len(s.logCarry))
 	data := append(append([]byte(nil), s.logCarry...), part...)
@@ -205,9 +214,9 @@ func (s *Store) writeLog(part []byte) error {
 // ReadLog returns up to the last n flushed bytes of the access log, read
 // back from the volume.
 func (s *Store) ReadLog(n int64) ([]byte, error) {
-	s.logMu.Lock()
+	s.flushMu.Lock()
 	pos, wrapped := s.logPos, s.logWrapped
-	s.logMu.Unlock()
+	s.flushMu.Unlock()
 	var out []byte
 	if wrapped && n > pos {
 		tail, err := s.readRegion(max(pos, s.logSize-(n-pos)), s.logSize)

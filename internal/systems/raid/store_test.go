@@ -6,6 +6,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"testing"
+	"time"
 
 	"github.com/faultbench/faultbench/internal/pageset"
 )
@@ -85,4 +86,51 @@ func FuzzParseSize(f *testing.F) {
 			t.Fatalf("%q -> %d", s, n)
 		}
 	})
+}
+
+// blockingVolume is a memVolume whose writes wait until release is closed:
+// a log write stuck on a hung disk. entered is told when a write starts.
+type blockingVolume struct {
+	memVolume
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b blockingVolume) WriteAt(p []byte, off int64) error {
+	b.entered <- struct{}{}
+	<-b.release
+	return b.memVolume.WriteAt(p, off)
+}
+
+// A flush stuck on the volume does not hold up the page requests that log
+// their lines meanwhile; their lines go out with the next flush.
+func TestAppendLogDoesNotWaitForAStuckFlush(t *testing.T) {
+	vol := blockingVolume{memVolume: make(memVolume, 1<<20), entered: make(chan struct{}, 2), release: make(chan struct{})}
+	s, err := NewStore(vol, 4, 4096, 64<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AppendLog([]byte("first\n"))
+	flushed := make(chan error, 1)
+	go func() { flushed <- s.FlushLog() }()
+	<-vol.entered // the flush is now stuck in WriteAt
+	appended := make(chan struct{})
+	go func() { s.AppendLog([]byte("second\n")); close(appended) }()
+	select {
+	case <-appended:
+	case <-time.After(time.Minute): // a bound, not a timing: it returns at once unless it waits for the flush
+		close(vol.release)
+		t.Fatal("AppendLog waits for the stuck flush")
+	}
+	close(vol.release)
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FlushLog(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ReadLog(64 << 10)
+	if err != nil || string(got) != "first\nsecond\n" {
+		t.Fatalf("log %q, %v; want both lines", got, err)
+	}
 }
