@@ -68,7 +68,7 @@ func TestKneeEndToEnd(t *testing.T) {
 	}
 	highest := 0.0
 	for _, s := range steps {
-		if s.Pass {
+		if s.Pass && s.Stage != "confirm" {
 			highest = math.Max(highest, s.Rate)
 		}
 		if s.Attempts == 0 {
@@ -80,8 +80,11 @@ func TestKneeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc.Workload.Knee != nil || math.Abs(sc.Workload.Rate-0.9*highest) > 0.01 {
-		t.Errorf("as run: rate %v knee %+v, want 0.9 × %v and no knee", sc.Workload.Rate, sc.Workload.Knee, highest)
+	// The last step confirmed the run's rate: 0.9 × knee, or lower if that
+	// did not hold on a busy machine.
+	last := steps[len(steps)-1]
+	if sc.Workload.Knee != nil || last.Stage != "confirm" || !last.Pass || math.Abs(sc.Workload.Rate-last.Rate) > 0.01 || last.Rate > 0.9*highest+0.01 {
+		t.Errorf("as run: rate %v knee %+v, last step %+v: want the confirmed rate, at most 0.9 × %v, and no knee", sc.Workload.Rate, sc.Workload.Knee, last, highest)
 	}
 	events, err := record.ReadEvents(filepath.Join(dir, record.EventsFile))
 	if err != nil {

@@ -111,8 +111,13 @@ func (r Result) Summary(cfg Config) string {
 	case math.IsInf(r.Above, 1):
 		where = "no step failed yet"
 	}
-	return fmt.Sprintf("knee %.4g/s (%s; goodput ≥ %g and p99 ≤ %v), run rate %g × knee = %.4g/s, %d step(s): %s",
-		r.Knee, where, cfg.Goodput, cfg.P99, cfg.Fraction, r.Rate, len(r.Steps), r.stepList())
+	rate := fmt.Sprintf("run rate %g × knee = %.4g/s", cfg.Fraction, r.Rate)
+	if r.Lowered > 0 {
+		rate = fmt.Sprintf("run rate %g × knee = %.4g/s did not hold; lowered %d time(s) by %g to %.4g/s",
+			cfg.Fraction, cfg.Fraction*r.Knee, r.Lowered, cfg.Fraction, r.Rate)
+	}
+	return fmt.Sprintf("knee %.4g/s (%s; goodput ≥ %g and p99 ≤ %v), %s, %d step(s): %s",
+		r.Knee, where, cfg.Goodput, cfg.P99, rate, len(r.Steps), r.stepList())
 }
 
 func (r Result) stepList() string {

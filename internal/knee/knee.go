@@ -40,6 +40,16 @@ var ErrConfig = errors.New("knee search")
 // system is saturated below Config.Start.
 var ErrNoPass = errors.New("the first step already failed")
 
+// ErrUnconfirmed is returned by Search when no confirmation step passed:
+// the system does not hold even Fraction^Confirms × knee after the search,
+// which usually means the overloaded steps left it worse than they found it.
+var ErrUnconfirmed = errors.New("the run's rate did not hold after the search")
+
+// Confirms is how many confirmation steps a search may take: after the
+// ramp and the bisection, the run's rate itself is offered once more; if
+// it fails, the rate is lowered by Fraction and offered again.
+const Confirms = 3
+
 // Validate checks cfg; the error names the field.
 func (cfg Config) Validate() error {
 	var errs []error
@@ -78,9 +88,9 @@ func (cfg Config) Validate() error {
 }
 
 // MaxSteps is the most steps Search takes with cfg: the ramp from Start to
-// Max, then Refine bisections.
+// Max, Refine bisections, then up to Confirms confirmations.
 func (cfg Config) MaxSteps() int {
-	return len(cfg.ramp()) + cfg.Refine
+	return len(cfg.ramp()) + cfg.Refine + Confirms
 }
 
 // MaxTime bounds the time the steps offer load (each step's drain, bounded
@@ -127,7 +137,7 @@ func (f ProbeFunc) Probe(ctx context.Context, rate float64, d time.Duration) (Me
 // Step is one judged step of a search.
 type Step struct {
 	N     int    // 1-based
-	Stage string // "ramp" or "refine"
+	Stage string // "ramp", "refine" or "confirm"
 	Rate  float64
 	Measure
 	Goodput float64 // OK / Attempts; NaN without attempts
@@ -138,8 +148,12 @@ type Step struct {
 // Result is a search's outcome.
 type Result struct {
 	Steps []Step
-	Knee  float64 // highest passing rate; 0 if none passed
-	Rate  float64 // Fraction × Knee: the rate to run at
+	Knee  float64 // highest passing rate of the ramp and bisection; 0 if none passed
+	// Rate is the rate to run at: Fraction × Knee, lowered by Fraction for
+	// each failed confirmation step; 0 when none passed.
+	Rate float64
+	// Lowered counts the confirmation steps that failed before one passed.
+	Lowered int
 	// Unsaturated is true when Max passed: the knee is at least Max and
 	// was not observed.
 	Unsaturated bool
@@ -215,9 +229,31 @@ func Search(ctx context.Context, cfg Config, probe Probe) (Result, error) {
 			return res.finish(cfg), err
 		}
 	}
-	return res.finish(cfg), nil
+	// Confirm: a short step sees neither slow trouble nor the harm the
+	// overloaded steps may have done (connections and memory still held),
+	// so offer the run's rate itself once before the run depends on it.
+	knee, above := res.Knee, res.Above
+	rate := cfg.Fraction * knee
+	for i := range Confirms {
+		pass, err := step("confirm", rate)
+		// A confirmation judges the run's rate, not the knee.
+		res.Knee, res.Above = knee, above
+		if err != nil {
+			return res.finish(cfg), err
+		}
+		if pass {
+			res.Rate, res.Lowered = rate, i
+			return res, nil
+		}
+		rate *= cfg.Fraction
+	}
+	res.Lowered = Confirms
+	return res, fmt.Errorf("%w: %d confirmation step(s) from %.4g/s down to %.4g/s failed (%s): the overloaded steps may have left the system worse (restart it, or lower max), or lengthen step_time",
+		ErrUnconfirmed, Confirms, cfg.Fraction*knee, rate/cfg.Fraction, res.Steps[len(res.Steps)-1].Why)
 }
 
+// finish gives a search that ended before its confirmation the rate it
+// would have confirmed.
 func (r Result) finish(cfg Config) Result {
 	r.Rate = cfg.Fraction * r.Knee
 	return r

@@ -107,8 +107,8 @@ func TestSearchFindsTheKneeOfASimulatedQueue(t *testing.T) {
 		if res.Above <= res.Knee || res.Above > res.Knee*(1+(cfg.Factor-1)/8)+1e-9 {
 			t.Errorf("knee %v, lowest failing %v: three bisections should leave at most 1/8 of a ramp step between them", res.Knee, res.Above)
 		}
-		if last := res.Steps[len(res.Steps)-1]; last.Stage != "refine" {
-			t.Errorf("last step %+v, want a refine step", last)
+		if last, before := res.Steps[len(res.Steps)-1], res.Steps[len(res.Steps)-2]; last.Stage != "confirm" || last.Rate != res.Rate || !last.Pass || before.Stage != "refine" {
+			t.Errorf("last steps %+v, %+v: want a refine step, then the run's rate confirmed", before, last)
 		}
 	}
 }
@@ -195,11 +195,57 @@ func TestSearchStopsAtMax(t *testing.T) {
 	cfg := Default
 	cfg.Max = 1000
 	res, err := Search(context.Background(), cfg, q)
-	if err != nil || !res.Unsaturated || res.Knee != 1000 || res.Steps[len(res.Steps)-1].Stage != "ramp" {
+	if err != nil || !res.Unsaturated || res.Knee != 1000 || res.Steps[len(res.Steps)-2].Stage != "ramp" {
 		t.Fatalf("err %v, result %+v: want unsaturated at max 1000 without refining", err, res)
 	}
 	if !strings.Contains(res.Summary(cfg), "not saturated at max 1000/s") {
 		t.Errorf("summary %q", res.Summary(cfg))
+	}
+}
+
+// scarred is a system that overload harms: once offered more than its
+// capacity, it holds only after × capacity from then on (connections or
+// memory it never gives back).
+type scarred struct {
+	capacity, after float64
+	harmed          bool
+}
+
+func (s *scarred) Probe(_ context.Context, rate float64, _ time.Duration) (Measure, error) {
+	c := s.capacity
+	if s.harmed {
+		c *= s.after
+	}
+	if rate > s.capacity {
+		s.harmed = true
+	}
+	if rate <= c {
+		return Measure{Attempts: 100, OK: 100, P99: time.Millisecond}, nil
+	}
+	return Measure{Attempts: 100, OK: 100, P99: 5 * time.Second}, nil
+}
+
+// TestSearchConfirmsTheRunRate: a system that the overloaded steps left
+// weaker fails the confirmation; the search lowers the run's rate until
+// one holds, and gives up with ErrUnconfirmed after Confirms failures.
+func TestSearchConfirmsTheRunRate(t *testing.T) {
+	cfg := Default
+	res, err := Search(context.Background(), cfg, &scarred{capacity: 1000, after: 0.75})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The ramp overloads it at 1281/s, so the bisection already sees 750/s
+	// and finds a knee of 854/s that no longer holds: the confirmation at
+	// 0.9 × 854 fails, 0.81 × 854 = 692/s holds.
+	if res.Knee != 854.296875 || res.Lowered != 1 || math.Abs(res.Rate-0.81*res.Knee) > 1e-9 || res.Rate > 750 {
+		t.Errorf("knee %v, rate %v, lowered %d: want knee 854.3, the rate lowered once to 0.81 × knee", res.Knee, res.Rate, res.Lowered)
+	}
+	if s := res.Summary(cfg); !strings.Contains(s, "run rate 0.9 × knee = 768.9/s did not hold; lowered 1 time(s) by 0.9 to 692/s") {
+		t.Errorf("summary %q", s)
+	}
+	res, err = Search(context.Background(), cfg, &scarred{capacity: 1000, after: 0.1})
+	if !errors.Is(err, ErrUnconfirmed) || res.Lowered != Confirms || len(res.Steps) > cfg.MaxSteps() {
+		t.Errorf("err %v, lowered %d, %d steps: want ErrUnconfirmed after %d confirmations", err, res.Lowered, len(res.Steps), Confirms)
 	}
 }
 
@@ -245,8 +291,8 @@ func TestValidate(t *testing.T) {
 	if err := Default.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if n := Default.MaxSteps(); n != 19 {
-		t.Errorf("default search: %d steps at most, want 19 (16 ramp + 3 refine)", n)
+	if n := Default.MaxSteps(); n != 22 {
+		t.Errorf("default search: %d steps at most, want 22 (16 ramp + 3 refine + 3 confirm)", n)
 	}
 	for _, c := range []struct {
 		change func(*Config)
