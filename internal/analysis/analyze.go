@@ -299,7 +299,7 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 	}
 
 	// Per-fault analysis and the failure interval.
-	ser := &series{x: x, w: w, b: bnd, events: events, runEndS: runEnd}
+	ser := &series{x: x, w: w, b: bnd, events: events, runEndS: runEnd, redundancy: redundancySeries(csvWindows, seriesNames, len(x))}
 	if sc != nil {
 		ser.actionS = sc.Operator.ActionTime.Seconds()
 	}

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -67,6 +68,67 @@ type series struct {
 	events  []record.Event
 	actionS float64 // scenario operator.action_time, supplied length of stage F
 	runEndS float64
+	// redundancy is the system's "redundancy" series per window (NaN where
+	// not sampled); nil when the run has none.
+	redundancy []float64
+}
+
+// redundancySeriesName is the system metric series the classes read: the
+// number of failures the system can still tolerate (seed 003 Fig. 2).
+const redundancySeriesName = "redundancy"
+
+// redundancySeries aligns windows.csv's redundancy column with the n
+// windows of the throughput series; nil without one.
+func redundancySeries(windows []record.Window, names []string, n int) []float64 {
+	if !slices.Contains(names, redundancySeriesName) {
+		return nil
+	}
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = math.NaN()
+		if i < len(windows) {
+			if v, ok := windows[i].Series[redundancySeriesName]; ok {
+				out[i] = v
+			}
+		}
+	}
+	return out
+}
+
+// redundancyCourse says what redundancy did in windows [from, to) relative
+// to its level just before from: "kept", "lost" or "restored"; "" without
+// the series or a level before the fault. lostAt/backAt bound the loss.
+func (s *series) redundancyCourse(from, to int) (course string, lostAt, backAt int) {
+	if s.redundancy == nil {
+		return "", -1, -1
+	}
+	before := math.NaN()
+	for i := min(from, len(s.redundancy)) - 1; i >= 0 && math.IsNaN(before); i-- {
+		before = s.redundancy[i]
+	}
+	if math.IsNaN(before) {
+		return "", -1, -1
+	}
+	lostAt, backAt = -1, -1
+	for i := from; i < min(to, len(s.redundancy)); i++ {
+		v := s.redundancy[i]
+		switch {
+		case math.IsNaN(v):
+		case v < before && lostAt < 0:
+			lostAt = i
+		case v >= before && lostAt >= 0 && backAt < 0:
+			backAt = i
+		case v < before && backAt >= 0:
+			backAt = -1 // lost again
+		}
+	}
+	switch {
+	case lostAt < 0:
+		return "kept", -1, -1
+	case backAt < 0:
+		return "lost", lostAt, -1
+	}
+	return "restored", lostAt, backAt
 }
 
 func (s *series) index(t float64) int { return int(math.Floor(t / s.w)) }
@@ -163,6 +225,10 @@ func (s *series) analyseFault(in injection, spanEnd float64) faultCase {
 		r.Repaired = s.repairEnded(action, float64(r.FailureStartS), float64(r.FailureEndS))
 	}
 	r.Class = s.classify(fc, r)
+	if course, lostAt, backAt := s.redundancyCourse(from, to); course != "" {
+		r.Redundancy = course
+		r.Class = s.classifyRedundancy(r.Class, course, lostAt, backAt)
+	}
 	failEnd := math.NaN()
 	if first >= 0 && r.Recovered {
 		failEnd = float64(fc.failTo) * s.w
@@ -239,6 +305,34 @@ func (s *series) classify(fc faultCase, r *FaultResult) string {
 	case !r.Recovered || r.Repaired:
 		return "B"
 	case significantLater > 0:
+		return "C-2"
+	}
+	return "C-1"
+}
+
+// classifyRedundancy refines a throughput class with the redundancy curve,
+// as seed 003 Fig. 2 draws both: a system that takes a disk out of service
+// and does not rebuild is B, one that rebuilds onto a spare is C — C-1
+// when throughput stayed in the band while redundancy was down, C-2 when
+// it fell below it significantly (two windows or more, or one deeper than
+// the band's half-width: the rule of classify) — whatever throughput alone
+// would say (Linux's rebuild of §4.1 is C-1 with no visible dip). A system
+// that stopped serving stays D; kept redundancy leaves the throughput class.
+func (s *series) classifyRedundancy(class, course string, lostAt, backAt int) string {
+	if class == "D" || course == "kept" {
+		return class
+	}
+	if course == "lost" {
+		return "B"
+	}
+	low, depth := 0, 0.0
+	for i := lostAt; i < backAt && i < len(s.x); i++ {
+		if s.x[i] < s.b.low {
+			low++
+			depth = math.Max(depth, s.b.low-s.x[i])
+		}
+	}
+	if low >= 2 || depth > s.b.high-s.b.mean {
 		return "C-2"
 	}
 	return "C-1"

@@ -235,3 +235,46 @@ func TestRepairOnWindowBoundary(t *testing.T) {
 		})
 	}
 }
+
+// TestClassifyWithRedundancy: with a redundancy series the classes follow
+// seed 003 Fig. 2, which draws it beside throughput.
+func TestClassifyWithRedundancy(t *testing.T) {
+	inj := injection{kind: "disk-read-correctable", node: 1, inject: 60, clear: 240}
+	flat := func(float64) float64 { return 100 }
+	cases := []struct {
+		name       string
+		level      func(t float64) float64
+		redundancy func(t float64) float64
+		class      string
+		course     string
+	}{
+		{"ignored fault: A", flat, func(float64) float64 { return 1 }, "A", "kept"},
+		{"rebuilt without a dip (Linux): C-1", flat, func(t float64) float64 { return between(t, 60, 120, 0, 1) }, "C-1", "restored"},
+		{"rebuilt with a dip (Solaris): C-2", func(t float64) float64 { return between(t, 65, 115, 80, 100) },
+			func(t float64) float64 { return between(t, 60, 120, 0, 1) }, "C-2", "restored"},
+		{"a one-window shallow dip during the rebuild is noise: C-1", func(t float64) float64 { return between(t, 65, 70, 93, 100) },
+			func(t float64) float64 { return between(t, 60, 120, 0, 1) }, "C-1", "restored"},
+		{"disk dropped, no rebuild (Windows): B", func(t float64) float64 { return between(t, 60, 65, 85, 100) },
+			func(t float64) float64 { return between(t, 60, 1e9, 0, 1) }, "B", "lost"},
+		{"hang: D whatever redundancy says", func(t float64) float64 { return between(t, 60, 1e9, 0, 100) },
+			func(t float64) float64 { return between(t, 60, 1e9, 0, 1) }, "D", "lost"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := seriesOf(60, c.level)
+			s.redundancy = make([]float64, len(s.x))
+			for i := range s.redundancy {
+				s.redundancy[i] = c.redundancy(float64(i) * 5)
+			}
+			fc := s.analyseFault(inj, 300)
+			if fc.res.Class != c.class || fc.res.Redundancy != c.course {
+				t.Errorf("class %q redundancy %q, want %q %q", fc.res.Class, fc.res.Redundancy, c.class, c.course)
+			}
+		})
+	}
+	// Without the series, the throughput rules alone: the silent rebuild is A.
+	s := seriesOf(60, flat)
+	if fc := s.analyseFault(inj, 300); fc.res.Class != "A" || fc.res.Redundancy != "" {
+		t.Errorf("no series: %+v", fc.res)
+	}
+}

@@ -104,6 +104,10 @@ type FaultResult struct {
 	Recovered bool `json:"recovered"`
 	// Repaired is true when an operator action fell inside the failure.
 	Repaired bool `json:"repaired"`
+	// Redundancy is what the system's redundancy series did during the
+	// fault's span: "kept", "lost" (fell and stayed down), "restored" (fell,
+	// then came back: a rebuild); "" when the run has no such series.
+	Redundancy string `json:"redundancy,omitempty"`
 }
 
 // Stage is one stage of Nagaraja's 7-stage piece-wise linear model.
