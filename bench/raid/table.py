@@ -3,17 +3,19 @@
 their results directories, for docs/raid.md:
 
 1. the micro-benchmarks like seed 003 Table 1: fault x transient policy ->
-   behaviour class. Each cell is the class of summary.json (faults[].class,
-   which reads throughput only) followed by what the redundancy series of
-   windows.csv did after the fault: "=" unchanged, "v^" dropped to 0 and
-   came back (a rebuild), "v" dropped and stayed down. The paper's classes
-   also read redundancy (C: the disk is taken out and rebuilt, B: taken out
-   and not rebuilt), so a second table combines both:
-       D from summary.json stays D;
-       redundancy dropped and came back -> C-2 if the throughput class is
-         C-2 or B (a significant dip), else C-1;
-       redundancy dropped and stayed down -> B;
-       otherwise the throughput class (A: no visible effect).
+   behaviour class. The first table gives the class of summary.json
+   (faults[].class, which reads the ok throughput against the warm-up's
+   band) and what the redundancy series of windows.csv did after the
+   fault: "=" unchanged, "v^" dropped to 0 and came back (a rebuild), "v"
+   dropped and stayed down. The second reads like the paper, from
+   redundancy and per-window goodput (ok / offered, which removes the
+   arrival process's own noise from throughput):
+       D: two windows in a row with goodput below 0.1;
+       redundancy dropped and came back: C-2 if a window after the fault
+         has goodput below 0.95 (requests failed or late), else C-1;
+       redundancy dropped and stayed down: B;
+       otherwise A, or "A*" when some requests failed though the disk was
+         kept (retries and timeouts the policy absorbed).
 2. the reconstruction macro-benchmarks: each rebuild's duration (from the
    system.raid.reconstruction.started/finished events; rebuild rates are
    the node's own, so these are real seconds at any --time-scale) against
@@ -59,14 +61,24 @@ def redundancy_mark(windows, inject_s):
     return "v^" if after[-1] >= 1 else "v"
 
 
-def table1_class(cls, mark):
-    if cls == "D":
+def goodput_after(windows, inject_s):
+    out = []
+    for r in windows:
+        if float(r["t_start_s"]) + 1e-9 >= inject_s - 1 and float(r["offered"]) > 0:
+            out.append(float(r["ok"]) / float(r["offered"]))
+    return out
+
+
+def table1_class(windows, inject_s, mark):
+    g = goodput_after(windows, inject_s)
+    if any(a < 0.1 and b < 0.1 for a, b in zip(g, g[1:])):
         return "D"
+    dip = any(v < 0.95 for v in g)
     if mark == "v^":
-        return "C-2" if cls in ("C-2", "B") else "C-1"
+        return "C-2" if dip else "C-1"
     if mark == "v":
         return "B"
-    return cls
+    return "A*" if dip else "A"
 
 
 def micro(runs):
@@ -81,12 +93,14 @@ def micro(runs):
         f = faults[0]
         mark = redundancy_mark(w, f["inject_s"])
         o = s["overall"]["outcomes"]
-        cells[name] = (f.get("class", "?"), mark, o.get("data_error", 0), o.get("http_error", 0) + o.get("timeout", 0) + o.get("conn_abort", 0) + o.get("conn_error", 0))
+        cells[name] = (f.get("class", "?"), mark, o.get("data_error", 0),
+                       o.get("http_error", 0) + o.get("timeout", 0) + o.get("conn_abort", 0) + o.get("conn_error", 0),
+                       table1_class(w, f["inject_s"], mark))
     if not cells:
         return
     pols = list(POLICIES)
     for title, fmt in (("Throughput class (summary.json) and redundancy", lambda c: f"{c[0]} {c[1]}"),
-                       ("Table 1 reading (throughput and redundancy)", lambda c: table1_class(c[0], c[1]))):
+                       ("Table 1 reading (goodput and redundancy)", lambda c: c[4])):
         print(f"\n{title}\n")
         print("| fault (Table 1 row) | " + " | ".join(pols) + " |")
         print("|---|" + "---|" * len(pols))
