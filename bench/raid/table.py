@@ -132,17 +132,21 @@ def rebuilds(ev):
 
 
 def worst_drop(windows, t0, t1, mean):
-    lo = None
+    """Worst drop of ok throughput below the baseline mean, and of goodput
+    (ok / offered) below 1, over the windows from t0 to t1 (None: the end)."""
+    lo, glo = None, None
     for r in windows:
         ws = float(r["t_start_s"])
-        if t1 is None or (ws + 1e-9 >= t0 - 1 and ws < t1):
-            if t1 is None and ws < t0:
-                continue
-            v = float(r["throughput_ok_per_s"])
-            lo = v if lo is None else min(lo, v)
+        if ws + 1e-9 < t0 - 1 or (t1 is not None and ws >= t1):
+            continue
+        v = float(r["throughput_ok_per_s"])
+        lo = v if lo is None else min(lo, v)
+        if float(r["offered"]) > 0:
+            g = float(r["ok"]) / float(r["offered"])
+            glo = g if glo is None else min(glo, g)
     if lo is None or not mean:
-        return None
-    return max(0.0, 1 - lo / mean)
+        return None, None
+    return max(0.0, 1 - lo / mean), max(0.0, 1 - glo) if glo is not None else None
 
 
 def macro(runs):
@@ -164,16 +168,16 @@ def macro(runs):
     if not rows:
         return
     print("\nReconstruction macro-benchmark (rebuild times in real seconds)\n")
-    print("| policy | rebuild | started (run s) | duration (s) | worst drop below baseline mean |")
-    print("|---|---|---|---|---|")
+    print("| policy | rebuild | started (run s) | duration (s) | worst ok drop below baseline mean | worst goodput drop |")
+    print("|---|---|---|---|---|---|")
     for r in rows:
         if r[1] == "classes":
             continue
         dur = f"{r[3] - r[2]:.1f}" if r[3] is not None else "not finished"
         if r[4] == "aborted":
             dur += " (aborted)"
-        drop = f"{100 * r[5]:.0f}%" if r[5] is not None else "–"
-        print(f"| {r[0]} | {r[1]} | {r[2]:.1f} | {dur} | {drop} |")
+        pct = lambda v: f"{100 * v:.0f}%" if v is not None else "–"
+        print(f"| {r[0]} | {r[1]} | {r[2]:.1f} | {dur} | {pct(r[5][0])} | {pct(r[5][1])} |")
     for r in rows:
         if r[1] == "classes":
             print(f"\n{r[0]}: {r[2]}; data_error {r[3]}")
