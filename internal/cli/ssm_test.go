@@ -82,7 +82,8 @@ const ssmTestPort = "28190"
 // throughput within 10% of the warm-up's — hold in the example's own runs
 // (docs/ssm.md) but depend on the machine keeping up with SSM's unscaled
 // 60 ms timeout; a CI run under -race at load average 14 saw 0.6% of
-// requests fail. So the test logs them and only bounds the failures
+// requests fail, a later one 8%. So the test runs with a longer timeout
+// and a lower rate, logs them and only bounds the failures
 // loosely; what it insists on is the design's: no data_error, ever.
 func TestSSMBrickKillEndToEnd(t *testing.T) {
 	if testing.Short() {
@@ -93,6 +94,15 @@ func TestSSMBrickKillEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := strings.Replace(string(body), "\n  nodes: 5", "\n  nodes: 5\n  port: "+ssmTestPort, 1)
+	// The bricks are this test binary, race-built: give them a stub timeout
+	// and a rate a starved host can keep (with the example's 60 ms and
+	// 450/s, 8% of requests failed under -race). Neither changes what W=3,
+	// WQ=2, R=2 guarantee, which is what this test insists on.
+	text = strings.Replace(text, "timeout: 60ms", "timeout: 500ms", 1)
+	text = strings.Replace(text, "\n  rate: 450\n", "\n  rate: 200\n", 1)
+	if !strings.Contains(text, "timeout: 500ms") || !strings.Contains(text, "rate: 200") {
+		t.Fatal("the example no longer has the timeout and rate this test lowers")
+	}
 	p := writeScenario(t, text)
 	dir := filepath.Join(t.TempDir(), "out")
 	stdout, stderr, code := run(t, "run", p, "--time-scale", "0.25", "--quiet", "-o", dir)
