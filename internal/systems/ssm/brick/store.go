@@ -1,6 +1,7 @@
 package brick
 
 import (
+	"encoding/binary"
 	"math/rand"
 	"slices"
 	"sort"
@@ -29,10 +30,31 @@ type Store struct {
 // recentLen bounds how far back Flip's "latest" reaches.
 const recentLen = 64
 
+// entry is one stored session copy. Besides the value's checksum (the
+// writer's, checked against the value), it keeps the key and expiry it was
+// written with and a guard: a CRC-32C over key, expiry and checksum — the
+// paper's checksum(H, v, E) (§3.2), so a bit flip in the entry's structure
+// (its expiry or checksum field, §5.6) is found on the next read like one in
+// its value, instead of passing for "not found".
 type entry struct {
 	value    []byte
 	checksum uint32
 	expiry   int64
+	key      wire.Key
+	guard    uint32
+}
+
+func entryGuard(key wire.Key, expiry int64, checksum uint32) uint32 {
+	var b [wire.KeyLen + 12]byte
+	copy(b[:], key[:])
+	binary.LittleEndian.PutUint64(b[wire.KeyLen:], uint64(expiry))
+	binary.LittleEndian.PutUint32(b[wire.KeyLen+8:], checksum)
+	return wire.Checksum(b[:])
+}
+
+// intact reports whether e's structure is as written, e filed under key.
+func (e *entry) intact(key wire.Key) bool {
+	return e.key == key && e.guard == entryGuard(e.key, e.expiry, e.checksum)
 }
 
 // entryOverhead approximates the bytes a stored entry costs beyond its value
@@ -69,7 +91,8 @@ func (s *Store) Put(now int64, key wire.Key, expiry int64, checksum uint32, valu
 		t = map[wire.Key]*entry{}
 		s.tables[g] = t
 	}
-	t[key] = &entry{value: append([]byte(nil), value...), checksum: checksum, expiry: expiry}
+	t[key] = &entry{value: append([]byte(nil), value...), checksum: checksum, expiry: expiry,
+		key: key, guard: entryGuard(key, expiry, checksum)}
 	s.where[key] = g
 	s.bytes += int64(len(value)) + entryOverhead
 	s.recent[s.puts%recentLen] = key
@@ -79,14 +102,22 @@ func (s *Store) Put(now int64, key wire.Key, expiry int64, checksum uint32, valu
 
 // Get returns the value stored under key with this expiry. The value aliases
 // the store: the caller must copy or encode it before the next call. Corrupt
-// means the value no longer matches the checksum stored with it (a bit flip
-// in memory).
+// means a bit flip in memory: the entry found under key fails its guard (its
+// key, expiry or checksum field changed) or its value no longer matches its
+// checksum. NotFound means no intact entry with this expiry: never written,
+// rewritten with another expiry, or filed under a flipped key (FlipKey).
 func (s *Store) Get(now int64, key wire.Key, expiry int64) ([]byte, wire.Status) {
 	if expiry <= now {
 		return nil, wire.Expired
 	}
 	e := s.tables[s.generation(expiry)][key]
-	if e == nil || e.expiry != expiry {
+	if e == nil {
+		return nil, wire.NotFound
+	}
+	if !e.intact(key) {
+		return nil, wire.Corrupt
+	}
+	if e.expiry != expiry {
 		return nil, wire.NotFound
 	}
 	if wire.Checksum(e.value) != e.checksum {
@@ -138,9 +169,10 @@ func (s *Store) Generations() int { return len(s.tables) }
 type FlipTarget string
 
 // Flip targets: the stored value (the brick's own check, and the stub's,
-// catch it), or a structure — the key an entry is filed under (the entry
-// becomes unreachable), its stored checksum (the value looks corrupt), or its
-// expiry (reads miss it).
+// catch it), or the hash table's structure — the entry's checksum or expiry
+// field (its guard catches it: the next read answers Corrupt), or the key
+// the entry is filed under (the entry becomes unreachable: reads answer
+// NotFound, which no check can tell from a session never written there).
 const (
 	FlipValue    FlipTarget = "value"
 	FlipKey      FlipTarget = "key"

@@ -57,13 +57,16 @@ func TestStoreRewriteMovesGeneration(t *testing.T) {
 	}
 }
 
+// A flip in a value or in an entry's checksum or expiry field is found on
+// the next read (Corrupt: exit_on_corrupt crashes on it); one in the key an
+// entry is filed under makes it unreachable (NotFound). Never OK.
 func TestStoreFlips(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	v := []byte("0123456789")
 	for _, tc := range []struct {
 		target FlipTarget
 		want   wire.Status
-	}{{FlipValue, wire.Corrupt}, {FlipChecksum, wire.Corrupt}, {FlipKey, wire.NotFound}, {FlipExpiry, wire.NotFound}} {
+	}{{FlipValue, wire.Corrupt}, {FlipChecksum, wire.Corrupt}, {FlipKey, wire.NotFound}, {FlipExpiry, wire.Corrupt}} {
 		s := NewStore(1000)
 		if _, ok := s.Flip(tc.target, true, rng); ok {
 			t.Fatalf("flip in an empty store succeeded")
@@ -74,6 +77,29 @@ func TestStoreFlips(t *testing.T) {
 		}
 		if _, st := s.Get(0, key(1), 1500); st != tc.want {
 			t.Errorf("%s: Get = %v, want %v", tc.target, st, tc.want)
+		}
+	}
+}
+
+// Every single-bit flip of every structure field, one at a time, is caught
+// or hides the entry; none reads back as OK.
+func TestStoreEveryStructureFlip(t *testing.T) {
+	v := []byte("session")
+	k := key(7)
+	for _, target := range []FlipTarget{FlipChecksum, FlipExpiry, FlipKey, FlipValue} {
+		for seed := range int64(64) {
+			s := NewStore(1000)
+			s.Put(0, k, 1500, wire.Checksum(v), v)
+			s.Put(0, key(8), 1500, wire.Checksum(v), v) // a neighbour, so key flips may collide
+			if !s.FlipEntry(target, k, rand.New(rand.NewSource(seed))) {
+				t.Fatalf("%s: no entry", target)
+			}
+			if _, st := s.Get(0, k, 1500); st == wire.OK {
+				t.Fatalf("%s seed %d: damaged entry read back OK", target, seed)
+			}
+			if _, st := s.Get(0, key(8), 1500); st != wire.OK && target != FlipKey {
+				t.Fatalf("%s seed %d: the neighbour reads %v", target, seed, st)
+			}
 		}
 	}
 }
