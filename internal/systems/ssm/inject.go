@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -121,11 +120,11 @@ func postControl(ctx context.Context, t fault.Target, o fault.Occurrence, n int,
 // once (the paper's brick did; a Go brick cannot damage its own stack
 // safely, so it exits through its control endpoint's crash, status 70).
 func injectBitflip(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.Revert, error) {
-	req := brick.ControlRequest{Action: "bitflip", Target: o.Params["target"], Which: o.Params["which"], Count: 1}
-	if req.Target == "" {
-		req.Target = "value"
+	if err := joinParamErrors(o.Type, faultParamErrors(o.Type, o.Params)); err != nil {
+		return nil, err
 	}
-	if req.Target == "stack" {
+	req, stack, _ := bitflipRequest(o.Params)
+	if stack {
 		_, err := postControl(ctx, t, o, o.Node, brick.ControlRequest{Action: "crash"})
 		if revert, ok := offlineNoOp(t, o, err); ok {
 			return revert, nil
@@ -134,13 +133,6 @@ func injectBitflip(ctx context.Context, t fault.Target, o fault.Occurrence) (fau
 			return nil, err
 		}
 		return func() error { return nil }, nil
-	}
-	if v, ok := o.Params["count"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return nil, fmt.Errorf("bitflip: params.count %q: want 1 to 1000", v)
-		}
-		req.Count = n
 	}
 	reply, err := postControl(ctx, t, o, o.Node, req)
 	if revert, ok := offlineNoOp(t, o, err); ok {
@@ -164,15 +156,11 @@ func injectBitflip(ctx context.Context, t fault.Target, o fault.Occurrence) (fau
 // reverts by itself when the duration it was given ends), so that is not
 // an error; a brick that answers with an error is.
 func injectSlow(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.Revert, error) {
-	delay := "1ms"
-	if v, ok := o.Params["delay"]; ok {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 || d > time.Second {
-			return nil, fmt.Errorf("slow: params.delay %q: want a duration above 0, at most 1s", v)
-		}
-		delay = d.String()
+	if err := joinParamErrors(o.Type, faultParamErrors(o.Type, o.Params)); err != nil {
+		return nil, err
 	}
-	req := brick.ControlRequest{Action: "slow", Delay: delay}
+	delay, _ := slowDelay(o.Params)
+	req := brick.ControlRequest{Action: "slow", Delay: delay.String()}
 	if o.Duration > 0 && o.Duration <= time.Hour {
 		req.Duration = o.Duration.String()
 	}
@@ -208,41 +196,13 @@ func injectNet(_ context.Context, t fault.Target, o fault.Occurrence) (fault.Rev
 	if !ok || nl.FaultNet() == nil {
 		return nil, fmt.Errorf("%s: the cluster has no faultnet proxies: %w", o.Type, fault.ErrUnsupported)
 	}
-	var st faultnet.State
-	dur := func(key string, def time.Duration) (time.Duration, error) {
-		v, ok := o.Params[key]
-		if !ok {
-			return def, nil
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return 0, fmt.Errorf("%s: params.%s %q is not a positive duration", o.Type, key, v)
-		}
-		return d, nil
-	}
-	var err error
-	switch o.Type {
-	case "loss":
-		st.Loss = 0.1
-		if v, ok := o.Params["loss"]; ok {
-			if st.Loss, err = strconv.ParseFloat(v, 64); err != nil || st.Loss < 0 || st.Loss > 1 {
-				return nil, fmt.Errorf("loss: params.loss %q is not a probability in [0, 1]", v)
-			}
-		}
-		st.RTO, err = dur("rto", faultnet.DefaultRTO)
-	case "delay":
-		st.Delay, err = dur("delay", 100*time.Millisecond)
-	case "link-down":
-		st.Down, err = faultnet.ParseDownMode(o.Params["mode"])
-	}
-	if err != nil {
+	if err := joinParamErrors(o.Type, faultParamErrors(o.Type, o.Params)); err != nil {
 		return nil, err
 	}
-	if err := st.Validate(); err != nil {
-		return nil, err
-	}
+	st, _ := netState(o.Type, o.Params)
 	fn := nl.FaultNet()
 	var revert func()
+	var err error
 	switch {
 	case len(o.Link) == 2:
 		revert, err = fn.SetLink(o.Link[0], o.Link[1], st)

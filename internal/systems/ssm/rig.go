@@ -105,8 +105,9 @@ func nodeOptions(opts map[string]string) map[string]string {
 
 // Check validates an SSM cluster before anything runs: roles, the
 // replication parameters (1 ≤ wq ≤ w, 1 ≤ r ≤ w, at least wq bricks),
-// every node option, the rig's own keys, and that brick faults (bitflip,
-// slow) aim at bricks. Every error names file:line and the key.
+// every node option, the rig's own keys, the params of the faults the rig
+// injects (params.go), and that brick faults (bitflip, slow) aim at
+// bricks. Every error names file:line and the key.
 func (system) Check(sc *scenario.Scenario) error {
 	c := sc.Cluster
 	var errs []error
@@ -182,6 +183,13 @@ func (system) Check(sc *scenario.Scenario) error {
 		errs = append(errs, sc.Errorf([]any{"cluster", "options"}, "%v", err))
 	}
 	for i, f := range sc.Faults {
+		for _, pe := range faultParamErrors(f.Type, f.Params) {
+			path := []any{"faults", i, "params"}
+			if pe.key != "" {
+				path = append(path, pe.key)
+			}
+			errs = append(errs, sc.Errorf(path, "%s: %v", f.Type, pe.err))
+		}
 		if f.Type != "bitflip" && f.Type != "slow" {
 			continue
 		}
