@@ -23,6 +23,9 @@ type Settings struct {
 	LogSize      int64         // log_size: bytes of the access-log region on the volume
 	ControlToken string        // control_token: required by /control/*; empty disables the API
 	EventsPath   string        // events: file for the JSON-lines event log ("" = DIR/raid-events.jsonl, "-" = stdout)
+	MaxRequests  int           // max_requests: volume requests at work at once; 0 = no admission control
+	MaxQueued    int           // max_queued: requests waiting for a turn; beyond them, 503 at once
+	QueueWait    time.Duration // queue_wait: how long a request may wait for a turn before its 503
 	Pages        int
 	PageSize     int
 }
@@ -43,11 +46,15 @@ var optionKeys = map[string]string{
 	"log_size":                "access-log region on the volume (default 4MiB)",
 	"control_token":           "bearer token of the control API (default: $FAULTBENCH_RAID_TOKEN; required to use it)",
 	"events":                  "event log file (default DIR/raid-events.jsonl; - for stdout)",
+	"max_requests":            "page and log requests at work on the volume at once (default 128; 0: no limit, no queue)",
+	"max_queued":              "requests waiting for a turn; one more is refused with 503 at once (default 1024)",
+	"queue_wait":              "longest wait for a turn before a 503 (default 500ms)",
 }
 
 // ParseSettings reads cfg into Settings, reporting every bad option.
 func ParseSettings(cfg node.Config) (Settings, error) {
 	s := Settings{Array: array.DefaultConfig(), IOTimeout: 2 * time.Second, LogSize: 4 << 20,
+		MaxRequests: DefaultMaxRequests, MaxQueued: DefaultMaxQueued, QueueWait: DefaultQueueWait,
 		Pages: cfg.Pages, PageSize: cfg.PageSize}
 	if s.Pages <= 0 {
 		s.Pages = node.DefaultPages
@@ -92,6 +99,12 @@ func ParseSettings(cfg node.Config) (Settings, error) {
 			s.ControlToken = v
 		case "events":
 			s.EventsPath = v
+		case "max_requests":
+			s.MaxRequests, err = parseCount(v, 1<<20)
+		case "max_queued":
+			s.MaxQueued, err = parseCount(v, 1<<20)
+		case "queue_wait":
+			s.QueueWait, err = parseDuration(v)
 		default:
 			err = fmt.Errorf("unknown option (known: %s)", strings.Join(slices.Sorted(maps.Keys(optionKeys)), ", "))
 		}
@@ -115,6 +128,27 @@ func ParseSettings(cfg node.Config) (Settings, error) {
 		bad("disk_size", fmt.Errorf("%d bytes per disk cannot hold %d pages of %d bytes and the log: need %d", s.Array.DiskSize, s.Pages, s.PageSize, s.neededDiskSize()))
 	}
 	return s, errors.Join(errs...)
+}
+
+// Admission defaults (see admission). 128 requests keep every disk of the
+// largest array busy (a page read is one or two disk commands) while the
+// disks work through them within a client's patience (~0.15 s at the
+// micro-benchmark array's ~1,000 pages/s); with a 500 ms wait, an answer
+// — page or 503 — comes within a second under any overload, and the node
+// holds at most 128 + 1,024 requests' sockets however many arrive.
+const (
+	DefaultMaxRequests = 128
+	DefaultMaxQueued   = 1024
+	DefaultQueueWait   = 500 * time.Millisecond
+)
+
+// parseCount parses a count from 0 to most.
+func parseCount(s string, most int) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > most {
+		return 0, fmt.Errorf("bad count %q (want 0 to %d)", s, most)
+	}
+	return n, nil
 }
 
 // neededDiskSize is the per-disk size that holds the page set and the log.

@@ -114,7 +114,8 @@ func Open(cfg node.Config) (*Node, error) {
 		n.Close()
 		return nil, err
 	}
-	n.srv = &server{arr: n.Array, store: n.Store, events: events, token: set.ControlToken}
+	n.srv = &server{arr: n.Array, store: n.Store, events: events, token: set.ControlToken,
+		gate: newAdmission(set.MaxRequests, set.MaxQueued, set.QueueWait)}
 	n.srv.bufs.New = func() any { b := make([]byte, 0, slotSize(set.PageSize)); return &b }
 	return n, nil
 }
@@ -156,6 +157,26 @@ func (n *Node) Close() error {
 	return errors.Join(errs...)
 }
 
+// HTTP server timeouts: none of them shortens a request at work on the
+// volume (admission bounds those); they reclaim the sockets of clients that
+// stall — a header or body that never ends, a response nobody reads, an
+// idle keep-alive connection — which otherwise hold an fd and a goroutine
+// for ever. All are longer than any faultbench client timeout, so a hung
+// disk (pattern D) still looks like a timeout to the client, not a reset.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second // a PUT body is at most a page slot
+	writeTimeout      = 60 * time.Second
+	idleTimeout       = 30 * time.Second
+)
+
+// httpServer is the node's HTTP server: its handler, the timeouts above,
+// and a count of open connections for the status.
+func (n *Node) httpServer() *http.Server {
+	return &http.Server{Handler: n.Handler(), ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout,
+		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, ConnState: n.srv.connState}
+}
+
 // Serve runs a raid node on cfg.Listen until ctx ends. Bad options and a
 // listen failure are returned at once.
 func Serve(ctx context.Context, cfg node.Config) error {
@@ -163,6 +184,11 @@ func Serve(ctx context.Context, cfg node.Config) error {
 	if err != nil {
 		return fmt.Errorf("node %d: %w", cfg.Node, err)
 	}
+	return serveOn(ctx, ln, cfg)
+}
+
+// serveOn is Serve on a listener it takes over (and closes).
+func serveOn(ctx context.Context, ln net.Listener, cfg node.Config) error {
 	n, err := Open(cfg)
 	if err != nil {
 		ln.Close()
@@ -174,7 +200,7 @@ func Serve(ctx context.Context, cfg node.Config) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { n.Run(ctx) })
 	defer wg.Wait()
-	srv := &http.Server{Handler: n.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := n.httpServer()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -26,8 +26,21 @@ type server struct {
 	store    *Store
 	events   *eventRing
 	token    string
+	gate     *admission // bounds the volume requests at work and waiting
 	requests atomic.Int64
+	conns    atomic.Int64 // open client connections (http.Server.ConnState)
 	bufs     sync.Pool
+}
+
+// connState counts open connections; the HTTP server calls it from each
+// connection's goroutine.
+func (s *server) connState(_ net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateNew:
+		s.conns.Add(1)
+	case http.StateClosed, http.StateHijacked:
+		s.conns.Add(-1)
+	}
 }
 
 func (s *server) handler() http.Handler {
@@ -72,6 +85,29 @@ func storageStatus(err error) int {
 	return http.StatusServiceUnavailable // array.ErrFailed, array.ErrUnrecoverable, ...
 }
 
+// admit gets r a turn at the volume (see admission). When it returns
+// false the request is over: refused with 503 and Retry-After (and
+// written to the access log when logged), or abandoned by its client,
+// which needs no answer. Otherwise the caller must call release.
+func (s *server) admit(w http.ResponseWriter, r *http.Request, logged bool) (release func(), ok bool) {
+	release, err := s.gate.enter(r.Context())
+	if err != nil {
+		if errors.Is(err, ErrBusy) {
+			if logged {
+				s.logRequest(r, http.StatusServiceUnavailable, 0)
+			}
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		}
+		return nil, false
+	}
+	if r.Context().Err() != nil { // the client left as the slot came free
+		release()
+		return nil, false
+	}
+	return release, true
+}
+
 func (s *server) getPage(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
 	i, ok := pageNumber(r)
@@ -80,6 +116,11 @@ func (s *server) getPage(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	release, ok := s.admit(w, r, true)
+	if !ok {
+		return
+	}
+	defer release()
 	bp := s.bufs.Get().(*[]byte)
 	defer s.bufs.Put(bp)
 	body, err := s.store.Get((*bp)[:0], i)
@@ -103,6 +144,11 @@ func (s *server) putPage(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	release, ok := s.admit(w, r, true)
+	if !ok {
+		return
+	}
+	defer release()
 	body, err := io.ReadAll(io.LimitReader(r.Body, s.store.slot))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -129,6 +175,11 @@ func (s *server) getLog(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	release, ok := s.admit(w, r, false)
+	if !ok {
+		return
+	}
+	defer release()
 	b, err := s.store.ReadLog(n)
 	if err != nil {
 		http.Error(w, err.Error(), storageStatus(err))
@@ -242,7 +293,8 @@ func (s *server) postMaintenance(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) status() control.Status {
 	return control.Status{Status: s.arr.Status(), Requests: s.requests.Load(),
-		LogBytes: s.store.logBytes.Load(), LogErrors: s.store.logErrors.Load()}
+		LogBytes: s.store.logBytes.Load(), LogErrors: s.store.logErrors.Load(),
+		Conns: s.conns.Load(), InFlight: s.gate.inFlight(), Queued: s.gate.queued.Load(), Refused: s.gate.refused.Load()}
 }
 
 func (s *server) getStatus(w http.ResponseWriter, r *http.Request) {

@@ -74,6 +74,10 @@ type Status struct {
 	Requests  int64 `json:"requests"`   // page requests served or refused
 	LogBytes  int64 `json:"log_bytes"`  // access-log bytes written to the volume
 	LogErrors int64 `json:"log_errors"` // access-log flushes the volume refused
+	Conns     int64 `json:"conns"`      // client connections open now (the status request's own included)
+	InFlight  int   `json:"in_flight"`  // requests at work on the volume now (at most max_requests)
+	Queued    int64 `json:"queued"`     // requests waiting for a turn now (at most max_queued)
+	Refused   int64 `json:"refused"`    // requests refused with 503 because the front end was busy
 }
 
 // Event is one line of the node's event log (and of GET /control/events):
