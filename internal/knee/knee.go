@@ -88,9 +88,10 @@ func (cfg Config) Validate() error {
 }
 
 // MaxSteps is the most steps Search takes with cfg: the ramp from Start to
-// Max, Refine bisections, then up to Confirms confirmations.
+// Max, Refine bisections, a retry of the ramp's failing step and of each
+// failing bisection, then up to Confirms confirmations.
 func (cfg Config) MaxSteps() int {
-	return len(cfg.ramp()) + cfg.Refine + Confirms
+	return len(cfg.ramp()) + 1 + 2*cfg.Refine + Confirms
 }
 
 // MaxTime bounds the time the steps offer load (each step's drain, bounded
@@ -137,7 +138,7 @@ func (f ProbeFunc) Probe(ctx context.Context, rate float64, d time.Duration) (Me
 // Step is one judged step of a search.
 type Step struct {
 	N     int    // 1-based
-	Stage string // "ramp", "refine" or "confirm"
+	Stage string // "ramp", "refine", "retry" or "confirm"
 	Rate  float64
 	Measure
 	Goodput float64 // OK / Attempts; NaN without attempts
@@ -200,22 +201,38 @@ func Search(ctx context.Context, cfg Config, probe Probe) (Result, error) {
 		s := Step{N: len(res.Steps) + 1, Stage: stage, Rate: rate, Measure: m}
 		cfg.judge(&s)
 		res.Steps = append(res.Steps, s)
-		if s.Pass {
+		return s.Pass, nil
+	}
+	// judged judges a rate of the ramp or the bisection. On a shared machine
+	// one step can fail by bad luck (another job took the cores for a
+	// moment), and a failure ends the ramp or moves the bisection down for
+	// good, so a failing rate is offered once more and fails only if it
+	// fails again. A rate that passes once passes: the confirmation step
+	// checks the run's rate after the search.
+	judged := func(stage string, rate float64) (bool, error) {
+		pass, err := step(stage, rate)
+		if err == nil && !pass {
+			pass, err = step("retry", rate)
+		}
+		if err != nil {
+			return false, err
+		}
+		if pass {
 			res.Knee = math.Max(res.Knee, rate)
 		} else {
 			res.Above = math.Min(res.Above, rate)
 		}
-		return s.Pass, nil
+		return pass, nil
 	}
 	ramp := cfg.ramp()
 	for i, rate := range ramp {
-		pass, err := step("ramp", rate)
+		pass, err := judged("ramp", rate)
 		if err != nil {
 			return res.finish(cfg), err
 		}
 		if !pass {
 			if i == 0 {
-				return res.finish(cfg), fmt.Errorf("%w: %v attempts/s (%s): lower start", ErrNoPass, rate, res.Steps[0].Why)
+				return res.finish(cfg), fmt.Errorf("%w: %v attempts/s, twice (%s): lower start", ErrNoPass, rate, res.Steps[len(res.Steps)-1].Why)
 			}
 			break
 		}
@@ -225,19 +242,19 @@ func Search(ctx context.Context, cfg Config, probe Probe) (Result, error) {
 		if res.Unsaturated || math.IsInf(res.Above, 1) {
 			break
 		}
-		if _, err := step("refine", (res.Knee+res.Above)/2); err != nil {
+		if _, err := judged("refine", (res.Knee+res.Above)/2); err != nil {
 			return res.finish(cfg), err
 		}
 	}
 	// Confirm: a short step sees neither slow trouble nor the harm the
 	// overloaded steps may have done (connections and memory still held),
 	// so offer the run's rate itself once before the run depends on it.
-	knee, above := res.Knee, res.Above
+	knee := res.Knee
 	rate := cfg.Fraction * knee
 	for i := range Confirms {
+		// A confirmation judges the run's rate, not the knee: step leaves
+		// Knee and Above alone. Its failure is not retried: it lowers the rate.
 		pass, err := step("confirm", rate)
-		// A confirmation judges the run's rate, not the knee.
-		res.Knee, res.Above = knee, above
 		if err != nil {
 			return res.finish(cfg), err
 		}

@@ -58,7 +58,7 @@ func TestKneeDefaultsAndScaling(t *testing.T) {
 	if err != nil || *bare.KneeConfig() != knee.Default {
 		t.Fatalf("bare knee: %v %+v", err, bare)
 	}
-	if n, bound := got.MaxSteps(), sc.KneeBound(); n != 21 || bound != time.Duration(n)*(2*time.Second+8*time.Second) {
+	if n, bound := got.MaxSteps(), sc.KneeBound(); n != 25 || bound != time.Duration(n)*(2*time.Second+8*time.Second) {
 		t.Errorf("bound %v", bound)
 	}
 }
