@@ -299,3 +299,20 @@ func TestNginxExample(t *testing.T) {
 		t.Fatalf("want failures on the hung node 1 only: ok %v, failed %v", ok, failed)
 	}
 }
+
+// TestEveryExampleValidates keeps examples/ in step with the scenario
+// language: every example the docs point users at must pass `validate`.
+func TestEveryExampleValidates(t *testing.T) {
+	files, err := filepath.Glob("../../examples/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 10 {
+		t.Fatalf("found %d examples under ../../examples; the glob is wrong", len(files))
+	}
+	for _, f := range files {
+		if _, stderr, code := run(t, "validate", f); code != ExitOK {
+			t.Errorf("%s: exit %d: %s", filepath.Base(f), code, stderr)
+		}
+	}
+}
