@@ -1,7 +1,6 @@
 package brick
 
 import (
-	"encoding/binary"
 	"math/rand"
 	"slices"
 	"sort"
@@ -32,24 +31,36 @@ const recentLen = 64
 
 // entry is one stored session copy. Besides the value's checksum (the
 // writer's, checked against the value), it keeps the key and expiry it was
-// written with and a guard: a CRC-32C over key, expiry and checksum — the
-// paper's checksum(H, v, E) (§3.2), so a bit flip in the entry's structure
-// (its expiry or checksum field, §5.6) is found on the next read like one in
-// its value, instead of passing for "not found".
+// written with and a guard over key, expiry and checksum — the paper's
+// checksum(H, v, E) (§3.2) — so a bit flip in the entry's structure (its
+// expiry or checksum field, §5.6) is found on the next read like one in its
+// value, instead of passing for "not found".
 type entry struct {
 	value    []byte
 	checksum uint32
 	expiry   int64
 	key      wire.Key
-	guard    uint32
+	guard    uint64
 }
 
-func entryGuard(key wire.Key, expiry int64, checksum uint32) uint32 {
-	var b [wire.KeyLen + 12]byte
-	copy(b[:], key[:])
-	binary.LittleEndian.PutUint64(b[wire.KeyLen:], uint64(expiry))
-	binary.LittleEndian.PutUint32(b[wire.KeyLen+8:], checksum)
-	return wire.Checksum(b[:])
+// entryGuard is FNV-1a-64 over key, expiry and checksum. Each step of
+// FNV-1a is a bijection of its 64-bit state, so any change to one input
+// byte — in particular every single-bit flip — changes the guard. It is
+// computed inline (no slice to hand to a hash function), so Put and Get
+// allocate nothing for it.
+func entryGuard(key wire.Key, expiry int64, checksum uint32) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	for _, b := range key {
+		h = (h ^ uint64(b)) * prime
+	}
+	for i := range 8 {
+		h = (h ^ uint64(byte(expiry>>(8*i)))) * prime
+	}
+	for i := range 4 {
+		h = (h ^ uint64(byte(checksum>>(8*i)))) * prime
+	}
+	return h
 }
 
 // intact reports whether e's structure is as written, e filed under key.

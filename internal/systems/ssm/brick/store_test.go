@@ -145,3 +145,27 @@ func BenchmarkStorePutGet8K(b *testing.B) {
 		i++
 	}
 }
+
+// The guard changes under every single-bit flip of key, expiry and
+// checksum (exhaustively: 224 bits).
+func TestEntryGuardEveryBit(t *testing.T) {
+	k, exp, cs := key(42), int64(1_795_000_000_123), uint32(0xdeadbeef)
+	g := entryGuard(k, exp, cs)
+	for bit := range wire.KeyLen * 8 {
+		f := k
+		f[bit/8] ^= 1 << (bit % 8)
+		if entryGuard(f, exp, cs) == g {
+			t.Errorf("key bit %d: guard unchanged", bit)
+		}
+	}
+	for bit := range 64 {
+		if entryGuard(k, exp^(1<<bit), cs) == g {
+			t.Errorf("expiry bit %d: guard unchanged", bit)
+		}
+	}
+	for bit := range 32 {
+		if entryGuard(k, exp, cs^(1<<bit)) == g {
+			t.Errorf("checksum bit %d: guard unchanged", bit)
+		}
+	}
+}
