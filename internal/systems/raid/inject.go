@@ -105,7 +105,10 @@ func gone(err error) bool {
 // unfired fault waits). The clear reverts it through DELETE: it ends a
 // hang, restores power, reinserts a pulled disk (which the array does not
 // take back by itself). A fault already spent, or forgotten because its
-// disk was replaced or its node restarted, needs no revert.
+// disk was replaced or its node restarted, needs no revert: the node
+// answers 404, or nothing while it is down. Fault ids are unique across a
+// node's restarts (faultIDBase), so the revert of a fault from before a
+// restart cannot clear a fault injected since.
 func injectDisk(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.Revert, error) {
 	c, err := clientFor(t, o)
 	if err != nil {
@@ -157,6 +160,11 @@ func maintain(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.Re
 			return fail(errors.New("params.reinsert: no disk was pulled from this bay by remove-wrong-disk"))
 		}
 		if err := c.RevertFault(ctx, id); err != nil {
+			if errors.Is(err, control.ErrNotFound) {
+				// Fault ids are unique across node restarts, so this is
+				// never some other fault of a restarted node.
+				err = fmt.Errorf("params.reinsert: the disk pulled from this bay is not out any more (reinserted already, or the node restarted since and formatted a new array): %w", err)
+			}
 			return fail(err)
 		}
 		return noRevert, nil

@@ -23,6 +23,8 @@ package raid
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +32,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -97,6 +100,7 @@ func Open(cfg node.Config) (*Node, error) {
 	events := newEventRing(evw, 4096)
 	acfg := set.Array
 	acfg.OnEvent = events.add
+	acfg.FaultIDBase = faultIDBase()
 	n.Array, err = array.New(acfg, func(bay int, size int64) (*disk.Disk, error) {
 		return disk.Create(filepath.Join(dir, fmt.Sprintf("disk-%d.img", bay)),
 			disk.Config{Name: fmt.Sprint(bay), Size: size, Overhead: set.IOOverhead, Timeout: set.IOTimeout})
@@ -118,6 +122,27 @@ func Open(cfg node.Config) (*Node, error) {
 		gate: newAdmission(set.MaxRequests, set.MaxQueued, set.QueueWait)}
 	n.srv.bufs.New = func() any { b := make([]byte, 0, slotSize(set.PageSize)); return &b }
 	return n, nil
+}
+
+// faultIDBits is how many low bits of a fault id count the faults of one
+// node process; the bits above them are drawn at its start (faultIDBase).
+// Ids stay below 2^53, so readers that parse JSON numbers as doubles (jq,
+// JavaScript) get them exactly.
+const faultIDBits = 21
+
+// faultIDBase draws where this process's fault ids start: a random
+// multiple of 2^21 below 2^52, so that the revert of a fault injected
+// before a restart (DELETE /control/fault/{id}) finds no fault of the
+// restarted node — whose ids used to start at 1 again — and gets 404. It
+// comes from crypto/rand, not the scenario's seed: the seed is the same at
+// every start of a node, which is exactly when ids must differ. Two starts
+// share a base with probability 2^-31.
+func faultIDBase() int {
+	prefixBits := min(52, strconv.IntSize-1) - faultIDBits
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	prefix := binary.LittleEndian.Uint64(b[:]) & (1<<prefixBits - 1)
+	return int(max(prefix, 1)) << faultIDBits
 }
 
 // Handler is the node's HTTP front end.

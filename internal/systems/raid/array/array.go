@@ -157,7 +157,7 @@ func New(cfg Config, open Opener) (*Array, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	a := &Array{cfg: cfg, now: cfg.Now, open: open, n: cfg.Disks, chunk: cfg.ChunkSize, faults: map[int]faultRef{}}
+	a := &Array{cfg: cfg, now: cfg.Now, open: open, n: cfg.Disks, chunk: cfg.ChunkSize, faults: map[int]faultRef{}, nextID: cfg.FaultIDBase}
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -347,7 +347,7 @@ type BayStatus struct {
 	Errors  int64            `json:"errors"`
 	Reads   int64            `json:"reads"`
 	Writes  int64            `json:"writes"`
-	Faults  []disk.FaultInfo `json:"faults"`
+	Faults  []disk.FaultInfo `json:"faults"` // ids as Inject returned them and Revert takes them
 }
 
 // Status is a snapshot of the array.
@@ -385,10 +385,22 @@ func (a *Array) Status() Status {
 		st.Rebuild = &RebuildStatus{Member: a.rb.role, Disk: a.rb.target.n, DoneBytes: done, Total: a.diskLen,
 			Progress: float64(done) / float64(a.diskLen), Started: a.rb.started}
 	}
+	type diskFault struct {
+		disk *disk.Disk
+		id   int
+	}
+	ids := make(map[diskFault]int, len(a.faults))
+	for id, f := range a.faults {
+		ids[diskFault{f.disk, f.id}] = id
+	}
 	for _, b := range a.bays {
 		ds := b.disk.Stats()
+		faults := b.disk.Faults() // numbered by the disk, in injection order: renumber as the array's
+		for i := range faults {
+			faults[i].ID = ids[diskFault{b.disk, faults[i].ID}]
+		}
 		bs := BayStatus{Disk: b.n, State: b.state.String(), Member: b.role, Present: b.disk.Present(), Errors: b.errors,
-			Reads: ds.Reads, Writes: ds.Writes, Faults: b.disk.Faults()}
+			Reads: ds.Reads, Writes: ds.Writes, Faults: faults}
 		if a.rb != nil && a.rb.target == b {
 			bs.State = "rebuilding"
 		}

@@ -540,3 +540,40 @@ func TestConcurrentIODuringRebuild(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 }
+
+// TestFaultIDBase: ids start above Config.FaultIDBase, and the status
+// names faults by those ids (not by the disk's own numbering), so that an
+// id read from the status reverts the fault it names.
+func TestFaultIDBase(t *testing.T) {
+	cfg := testConfig()
+	cfg.FaultIDBase = 7 << 21
+	f := newFixture(t, cfg, 0)
+	id1, err := f.Inject(2, disk.ReadCorrectable, disk.Sticky)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id2, err := f.Inject(2, disk.WriteCorrectable, disk.Sticky)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id1 != cfg.FaultIDBase+1 || id2 != cfg.FaultIDBase+2 {
+		t.Fatalf("ids %d, %d; want %d, %d", id1, id2, cfg.FaultIDBase+1, cfg.FaultIDBase+2)
+	}
+	if f.Revert(1) || f.Revert(2) {
+		t.Fatal("reverted a fault by the disk's own number")
+	}
+	got := f.Status().Disks[1].Faults
+	if len(got) != 2 || got[0].ID != id1 || got[1].ID != id2 {
+		t.Fatalf("status faults %+v; want ids %d, %d", got, id1, id2)
+	}
+	if !f.Revert(got[1].ID) {
+		t.Fatal("revert by the status's id")
+	}
+	if got := f.Status().Disks[1].Faults; len(got) != 1 || got[0].ID != id1 || got[0].Type != disk.ReadCorrectable.String() {
+		t.Fatalf("after the revert: %+v", got)
+	}
+	cfg.FaultIDBase = -1
+	if err := cfg.Validate(); err == nil {
+		t.Fatal("negative FaultIDBase accepted")
+	}
+}

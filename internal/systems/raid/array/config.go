@@ -222,6 +222,10 @@ type Config struct {
 	// OnEvent receives every state change. It is called with the array's
 	// state lock held, so it must not block and must not call the Array.
 	OnEvent func(Event)
+	// FaultIDBase is where fault ids start: Inject numbers them
+	// FaultIDBase+1, +2, ... A node draws it per process, so that an id
+	// kept from before a restart names no fault of the restarted node.
+	FaultIDBase int
 }
 
 // DefaultConfig is the paper's array (seed 003 §3.2): 4 active disks, one
@@ -240,6 +244,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.Disks < MinDisks || c.Disks > MaxDisks {
 		errs = append(errs, fmt.Errorf("disks: %d active disks; RAID-5 needs %d to %d", c.Disks, MinDisks, MaxDisks))
+	}
+	if c.FaultIDBase < 0 {
+		errs = append(errs, fmt.Errorf("fault id base %d: want 0 or more", c.FaultIDBase))
 	}
 	if c.Spares < 0 || c.Spares > MaxDisks {
 		errs = append(errs, fmt.Errorf("spares: %d; want 0 to %d", c.Spares, MaxDisks))

@@ -8,7 +8,8 @@ import (
 )
 
 // Inject injects a fault into the disk now in bay n and returns an id for
-// Revert, unique within the array. A removal is noticed at once.
+// Revert: Config.FaultIDBase+1, +2, ..., so unique within the array. A
+// removal is noticed at once.
 func (a *Array) Inject(n int, k disk.Kind, m disk.Mode) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
