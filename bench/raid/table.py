@@ -3,24 +3,27 @@
 their results directories, for docs/raid.md:
 
 1. the micro-benchmarks like seed 003 Table 1: fault x transient policy ->
-   behaviour class. The first table gives the class of summary.json
-   (faults[].class, which reads the ok throughput against the warm-up's
-   band) and what the redundancy series of windows.csv did after the
-   fault: "=" unchanged, "v^" dropped to 0 and came back (a rebuild), "v"
-   dropped and stayed down. The second reads like the paper, from
-   redundancy and per-window goodput (ok / offered, which removes the
-   arrival process's own noise from throughput):
+   behaviour class. The first table is the class of summary.json
+   (faults[].class: the ok throughput against the warm-up's band, refined
+   by the redundancy series, docs/metrics.md) — what `faultbench report`
+   prints too. The second is a cross-check read from windows.csv alone,
+   with what the redundancy series did after the fault ("=" unchanged,
+   "v^" dropped to 0 and came back: a rebuild, "v" dropped and stayed
+   down) and the per-window goodput (ok / offered):
        D: two windows in a row with goodput below 0.1;
        redundancy dropped and came back: C-2 if a window after the fault
          has goodput below 0.95 (requests failed or late), else C-1;
        redundancy dropped and stayed down: B;
        otherwise A, or "A*" when some requests failed though the disk was
          kept (retries and timeouts the policy absorbed).
+   Cells where the two disagree are listed.
 2. the reconstruction macro-benchmarks: each rebuild's duration (from the
    system.raid.reconstruction.started/finished events; rebuild rates are
    the node's own, so these are real seconds at any --time-scale) against
    the worst throughput drop below the baseline mean in the windows it
-   spans — the trade-off of §4.2.
+   spans, and the worst window p99 latency during it beside the warm-up's
+   median window p99 (an open-loop load keeps throughput while latency
+   absorbs the rebuild) — the trade-off of §4.2.
 3. the double failure: how long the volume refused I/O, what the clients
    saw, and data_error (must be 0).
 
@@ -99,8 +102,8 @@ def micro(runs):
     if not cells:
         return
     pols = list(POLICIES)
-    for title, fmt in (("Throughput class (summary.json) and redundancy", lambda c: f"{c[0]} {c[1]}"),
-                       ("Table 1 reading (goodput and redundancy)", lambda c: c[4])):
+    for title, fmt in (("Behaviour class (summary.json)", lambda c: c[0]),
+                       ("Cross-check from windows.csv: redundancy course, goodput reading", lambda c: f"{c[1]} {c[4]}")):
         print(f"\n{title}\n")
         print("| fault (Table 1 row) | " + " | ".join(pols) + " |")
         print("|---|" + "---|" * len(pols))
@@ -110,6 +113,9 @@ def micro(runs):
                 c = cells.get(f"raid-micro-{slug}-{p}")
                 out.append(fmt(c) if c else "–")
             print(f"| {row} | " + " | ".join(out) + " |")
+    differ = sorted(k for k, v in cells.items() if v[0] != v[4].rstrip("*"))
+    if differ:
+        print("\nsummary.json and the cross-check differ: " + ", ".join(f"{k} ({cells[k][0]} vs {cells[k][4]})" for k in differ))
     bad = {k: v for k, v in cells.items() if v[2]}
     failed = sum(v[3] for v in cells.values())
     print(f"\n{len(cells)} micro runs; data_error in {len(bad)} of them {sorted(bad) if bad else ''}; "
@@ -134,7 +140,7 @@ def rebuilds(ev):
 def worst_drop(windows, t0, t1, mean):
     """Worst drop of ok throughput below the baseline mean, and of goodput
     (ok / offered) below 1, over the windows from t0 to t1 (None: the end)."""
-    lo, glo = None, None
+    lo, glo, p99 = None, None, None
     for r in windows:
         ws = float(r["t_start_s"])
         if ws + 1e-9 < t0 - 1 or (t1 is not None and ws >= t1):
@@ -144,9 +150,19 @@ def worst_drop(windows, t0, t1, mean):
         if float(r["offered"]) > 0:
             g = float(r["ok"]) / float(r["offered"])
             glo = g if glo is None else min(glo, g)
+        if num(r.get("latency_p99_s")) is not None:
+            p99 = max(p99 or 0.0, float(r["latency_p99_s"]))
     if lo is None or not mean:
-        return None, None
-    return max(0.0, 1 - lo / mean), max(0.0, 1 - glo) if glo is not None else None
+        return None, None, p99
+    return max(0.0, 1 - lo / mean), max(0.0, 1 - glo) if glo is not None else None, p99
+
+
+def baseline_p99(windows, until):
+    """Median of the per-window p99 latency before the first fault (the
+    first two windows, the warm-up's own ramp, left out)."""
+    v = sorted(float(r["latency_p99_s"]) for r in windows[2:]
+               if float(r["t_start_s"]) + 1e-9 < until - 1 and num(r.get("latency_p99_s")) is not None)
+    return v[len(v) // 2] if v else None
 
 
 def macro(runs):
@@ -156,20 +172,22 @@ def macro(runs):
         if not name.startswith("raid-macro-reconstruction-"):
             continue
         mean = (s.get("baseline") or {}).get("mean")
+        inj = [f["inject_s"] for f in s.get("faults") or []]
+        base99 = baseline_p99(w, min(inj)) if inj else None
         width = float(w[1]["t_start_s"]) - float(w[0]["t_start_s"]) if len(w) > 1 else 0
         for i, (t0, t1, how) in enumerate(rebuilds(ev), 1):
             # Windows that overlap the rebuild: from the one holding its start.
             start = t0 - (t0 % width if width else 0)
             drop = worst_drop(w, start + 1, t1, mean)
-            rows.append((name.rsplit("-", 1)[1], i, t0, t1, how, drop))
+            rows.append((name.rsplit("-", 1)[1], i, t0, t1, how, drop, base99))
         classes = ", ".join(f"{f['type']}@{f['inject_s']:.0f}s {f.get('class', '?')}" for f in s.get("faults") or [])
         o = s["overall"]["outcomes"]
-        rows.append((name.rsplit("-", 1)[1], "classes", classes, o.get("data_error", 0), None, None))
+        rows.append((name.rsplit("-", 1)[1], "classes", classes, o.get("data_error", 0), None, None, None))
     if not rows:
         return
     print("\nReconstruction macro-benchmark (rebuild times in real seconds)\n")
-    print("| policy | rebuild | started (run s) | duration (s) | worst ok drop below baseline mean | worst goodput drop |")
-    print("|---|---|---|---|---|---|")
+    print("| policy | rebuild | started (run s) | duration (s) | worst ok drop below baseline mean | worst goodput drop | worst window p99 (baseline) |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
         if r[1] == "classes":
             continue
@@ -177,7 +195,8 @@ def macro(runs):
         if r[4] == "aborted":
             dur += " (aborted)"
         pct = lambda v: f"{100 * v:.0f}%" if v is not None else "–"
-        print(f"| {r[0]} | {r[1]} | {r[2]:.1f} | {dur} | {pct(r[5][0])} | {pct(r[5][1])} |")
+        ms = lambda v: f"{1000 * v:.0f} ms" if v is not None else "–"
+        print(f"| {r[0]} | {r[1]} | {r[2]:.1f} | {dur} | {pct(r[5][0])} | {pct(r[5][1])} | {ms(r[5][2])} ({ms(r[6])}) |")
     for r in rows:
         if r[1] == "classes":
             print(f"\n{r[0]}: {r[2]}; data_error {r[3]}")
