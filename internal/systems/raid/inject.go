@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -92,11 +93,13 @@ func diskOf(o fault.Occurrence) int {
 }
 
 // gone reports an error of a control call that got no answer at all: the
-// node is down or restarting, and its faults went with its memory.
+// node is down or restarting (or died answering), and its faults went with
+// its memory.
 func gone(err error) bool {
 	var ne net.Error
 	var oe *net.OpError
-	return errors.As(err, &oe) || (errors.As(err, &ne) && ne.Timeout())
+	return errors.As(err, &oe) || (errors.As(err, &ne) && ne.Timeout()) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // injectDisk injects a disk fault into the disk in bay disk: of node

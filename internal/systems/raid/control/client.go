@@ -68,6 +68,13 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
+	if method == http.MethodDelete {
+		// A revert is idempotent — a repeat gets 404, and ids are unique
+		// across node restarts, so it cannot clear another fault — so the
+		// transport may resend it on a fresh connection when a pooled one
+		// turns out dead (the node restarted). An empty key is not sent.
+		req.Header["Idempotency-Key"] = nil
+	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -104,7 +111,9 @@ func (c *Client) InjectFault(ctx context.Context, req FaultRequest) (int, error)
 }
 
 // RevertFault reverts fault id (ends a hang, reinserts a pulled disk, ...).
-// It returns an error matching ErrNotFound for an unknown id.
+// It returns an error matching ErrNotFound for an unknown id: one already
+// reverted, or injected into an earlier run of a node that restarted since
+// (ids are unique across restarts).
 func (c *Client) RevertFault(ctx context.Context, id int) error {
 	return c.do(ctx, http.MethodDelete, "/control/fault/"+strconv.Itoa(id), nil, nil)
 }
