@@ -222,8 +222,12 @@ func (b *Brick) readLoop(s *stream, br *bufio.Reader) (flush bool) {
 	transit := newTransit()
 	for {
 		frame, err := wire.ReadFrame(br, maxFrame)
+		if errors.Is(err, wire.ErrMalformed) { // read past: the stream is still in step
+			s.send(wire.Append(nil, &wire.Msg{Type: wire.TError, Status: wire.BadRequest, Text: err.Error()}))
+			continue
+		}
 		if err != nil {
-			if errors.Is(err, wire.ErrTooLarge) || errors.Is(err, wire.ErrMalformed) {
+			if errors.Is(err, wire.ErrTooLarge) {
 				s.send(wire.Append(nil, &wire.Msg{Type: wire.TError, Status: wire.TooLarge, Text: err.Error()}))
 				s.flushAndClose()
 				return true

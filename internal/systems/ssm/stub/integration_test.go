@@ -5,9 +5,11 @@ package stub_test
 // goes), never wall-clock tolerances.
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -229,6 +231,8 @@ func TestBadFramesKeepServing(t *testing.T) {
 	expect(3, wire.TError, wire.BadRequest)
 	send(wire.Append(nil, &wire.Msg{Type: wire.TBeacon, ID: 4}))
 	expect(4, wire.TError, wire.BadRequest)
+	send([]byte{0, 0, 0, 2, 1, 2}) // shorter than a header: read past, answered
+	expect(0, wire.TError, wire.BadRequest)
 	v := []byte("fine")
 	send(wire.Append(nil, &wire.Msg{Type: wire.TWrite, ID: 5, Key: key, Expiry: exp, Checksum: wire.Checksum(v), Budget: 1e6, Value: v}))
 	expect(5, wire.TWriteAck, wire.OK)
@@ -336,5 +340,86 @@ func TestStubRefusesRemoteAddresses(t *testing.T) {
 			}
 			t.Errorf("%s: %v", a, err)
 		}
+	}
+}
+
+// TestStubKeepsServingBadReplies: a "brick" that beacons properly but
+// answers every request with garbage — a frame shorter than a header, an
+// unknown type, a truncated reply, a reply to an operation that does not
+// exist — stays on the same stream (the stub neither crashes nor drops
+// it), and every operation succeeds through the real bricks.
+func TestStubKeepsServingBadReplies(t *testing.T) {
+	_, addrs := startBricks(t, 3, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted, garbage atomic.Int64
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			go func() {
+				defer conn.Close()
+				pre := make([]byte, len(wire.Preface))
+				if _, err := io.ReadFull(conn, pre); err != nil {
+					return
+				}
+				var mu sync.Mutex
+				write := func(b []byte) error { mu.Lock(); defer mu.Unlock(); _, err := conn.Write(b); return err }
+				go func() {
+					beacon := wire.Append(nil, &wire.Msg{Type: wire.TBeacon, Brick: 9, Incarnation: 1})
+					for write(beacon) == nil {
+						time.Sleep(50 * time.Millisecond)
+					}
+				}()
+				br := bufio.NewReader(conn)
+				for {
+					f, err := wire.ReadFrame(br, 1<<20)
+					if err != nil {
+						return
+					}
+					m, _ := wire.Decode(f)
+					bad := [][]byte{
+						{0, 0, 0, 3, 1, 2, 3},                                           // shorter than a header
+						{0, 0, 0, 9, 77, 0, 0, 0, 0, 0, 0, 0, 1},                        // unknown type
+						{0, 0, 0, 10, byte(wire.TReadReply), 0, 0, 0, 0, 0, 0, 0, 1, 0}, // truncated
+						wire.Append(nil, &wire.Msg{Type: wire.TWriteAck, ID: m.ID + 1<<40, Status: wire.OK}),
+					}
+					for _, b := range bad {
+						if write(b) != nil {
+							return
+						}
+						garbage.Add(1)
+					}
+				}
+			}()
+		}
+	}()
+	s := startStub(t, append(addrs, ln.Addr().String()), func(c *stub.Config) { c.Timeout = time.Second })
+	ctx := context.Background()
+	for i := range 100 {
+		v := value(i, 1)
+		ck, err := s.Write(ctx, wire.Key{byte(i), 9}, v, time.Now().Add(time.Minute))
+		if err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		got, err := s.Read(ctx, ck)
+		if err != nil || string(got) != string(v) {
+			t.Fatalf("read %d: %v", i, err)
+		}
+	}
+	if garbage.Load() == 0 {
+		t.Fatal("the bad brick was never asked: the test proves nothing")
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Errorf("the stub connected %d times to the bad brick: it dropped the stream over bad replies", n)
+	}
+	if live := s.Live(); len(live) != 4 {
+		t.Errorf("live bricks %v, want all 4 (bad replies are not death)", live)
 	}
 }

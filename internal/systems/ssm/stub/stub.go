@@ -17,6 +17,7 @@ package stub
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -324,6 +325,9 @@ func (s *Stub) serve(addr string, nc net.Conn) {
 	br := bufio.NewReaderSize(nc, 64<<10)
 	for {
 		frame, err := wire.ReadFrame(br, 2*s.cfg.MaxValue+1024)
+		if errors.Is(err, wire.ErrMalformed) {
+			continue // a short frame was read past; like an undecodable reply, it never came
+		}
 		if err != nil {
 			break
 		}

@@ -250,8 +250,10 @@ func Decode(b []byte) (Msg, error) {
 
 // ReadFrame reads one frame from r and returns it without its length prefix
 // in a newly allocated slice (the caller owns it). A frame whose length is
-// above max, or below the fixed header, is ErrTooLarge or ErrMalformed and
-// leaves the stream unusable.
+// above max is ErrTooLarge and leaves the stream unusable (skipping it
+// would mean reading that much). A frame shorter than the fixed header is
+// read past and answered with ErrMalformed: the stream is still in step,
+// so the caller may go on reading.
 func ReadFrame(r *bufio.Reader, max int) ([]byte, error) {
 	var lb [4]byte
 	if _, err := io.ReadFull(r, lb[:]); err != nil {
@@ -262,6 +264,12 @@ func ReadFrame(r *bufio.Reader, max int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, n, max)
 	}
 	if n < HeaderLen-4 {
+		if _, err := r.Discard(int(n)); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w: frame length %d below header", ErrMalformed, n)
 	}
 	b := make([]byte, n)

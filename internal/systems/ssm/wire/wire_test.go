@@ -65,8 +65,18 @@ func TestReadFrameLimit(t *testing.T) {
 	if _, err := ReadFrame(bufio.NewReader(bytes.NewReader(frame)), 100); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("err = %v, want ErrTooLarge", err)
 	}
-	if _, err := ReadFrame(bufio.NewReader(bytes.NewReader([]byte{0, 0, 0, 2, 1, 1})), 100); !errors.Is(err, ErrMalformed) {
+	// A short frame is malformed but skipped: the next frame reads fine.
+	ok := Append(nil, &Msg{Type: TBeacon, Brick: 7})
+	br := bufio.NewReader(bytes.NewReader(append([]byte{0, 0, 0, 2, 1, 1}, ok...)))
+	if _, err := ReadFrame(br, 100); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("err = %v, want ErrMalformed", err)
+	}
+	b, err := ReadFrame(br, 100)
+	if err != nil {
+		t.Fatalf("frame after a short one: %v", err)
+	}
+	if m, err := Decode(b); err != nil || m.Type != TBeacon || m.Brick != 7 {
+		t.Fatalf("frame after a short one: %+v %v", m, err)
 	}
 }
 
