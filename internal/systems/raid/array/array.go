@@ -126,7 +126,10 @@ type Array struct {
 	sums    [][]uint32
 	locks   [256]sync.Mutex
 	bufs    sync.Pool
-	busyNs  atomic.Int64 // foreground I/O time, for the adaptive priority
+	// rebuildCmds counts the disk commands reconstruction issued, so that
+	// the adaptive priority can tell the foreground's share of the disks'
+	// busy time from its own.
+	rebuildCmds atomic.Int64
 
 	mu     sync.Mutex
 	bays   []*bay

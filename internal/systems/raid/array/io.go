@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"sync"
-	"time"
 
 	"github.com/faultbench/faultbench/internal/systems/raid/disk"
 )
@@ -127,8 +126,6 @@ func (a *Array) ReadAt(p []byte, off int64) error {
 	if err := a.check(len(p), off); err != nil {
 		return err
 	}
-	start := time.Now()
-	defer func() { a.busyNs.Add(int64(time.Since(start))) }()
 	return a.forStripes(p, off, func(s int64, v *view, segs []segment) error {
 		for _, sg := range segs {
 			if err := a.content(v, a.dataRole(s, sg.d), s, sg.from, sg.to, sg.data); err != nil {
@@ -147,8 +144,6 @@ func (a *Array) WriteAt(p []byte, off int64) error {
 	if err := a.check(len(p), off); err != nil {
 		return err
 	}
-	start := time.Now()
-	defer func() { a.busyNs.Add(int64(time.Since(start))) }()
 	return a.forStripes(p, off, a.writeStripe)
 }
 

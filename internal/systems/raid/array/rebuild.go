@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/faultbench/faultbench/internal/systems/raid/disk"
 )
 
 // Step advances the reconstruction by up to budget bytes per disk (whole
@@ -74,6 +76,7 @@ func (a *Array) rebuildStripe(rb *rebuild, s int64) bool {
 		}
 	}
 	target := rb.target
+	a.rebuildCmds.Add(int64(a.n)) // n-1 reads of the survivors and this write
 	if e := a.command(&view{}, rb.role, target, func() error { return target.disk.WriteAt(buf, s*int64(a.chunk)) }); e != nil {
 		// The policy either failed the target (rebuild aborted) or kept it:
 		// retry this stripe on the next step.
@@ -146,8 +149,8 @@ type Pacer struct {
 }
 
 // Budget returns the bytes a reconstruction may rebuild in a tick of length
-// dt when the foreground load kept the array busy for busy of it; -1 means
-// unlimited for the tick.
+// dt when the foreground load kept the member disks busy for busy of it
+// (their mean utilisation × dt); -1 means unlimited for the tick.
 func (p *Pacer) Budget(dt, busy time.Duration) int64 {
 	util := 0.0
 	if dt > 0 {
@@ -172,7 +175,9 @@ func (a *Array) Run(ctx context.Context, tick time.Duration) {
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	pacer := Pacer{Recon: a.cfg.Recon}
-	lastBusy, last := a.busyNs.Load(), time.Now()
+	var meter loadMeter
+	meter.read(a)
+	last := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -180,9 +185,10 @@ func (a *Array) Run(ctx context.Context, tick time.Duration) {
 		case <-t.C:
 		}
 		a.Poll()
-		now, busy := time.Now(), a.busyNs.Load()
-		budget := pacer.Budget(now.Sub(last), time.Duration(busy-lastBusy))
-		last, lastBusy = now, busy
+		now := time.Now()
+		dt := now.Sub(last)
+		budget := pacer.Budget(dt, time.Duration(meter.foreground(a, dt)*float64(dt)))
+		last = now
 		if !a.Rebuilding() {
 			continue
 		}
@@ -196,4 +202,56 @@ func (a *Array) Run(ctx context.Context, tick time.Duration) {
 			pacer.Spent(a.Step(budget - budget%int64(a.chunk)))
 		}
 	}
+}
+
+// loadMeter measures the foreground load on the member disks between two
+// readings, for the adaptive priority: "spare bandwidth" is the time the
+// disks are not serving foreground commands. Summing the wall time of
+// concurrent volume requests instead counts each disk's queue many times
+// over (at a few hundred requests a second it is several seconds a second,
+// and the rebuild never left its floor), so it reads the disks' own busy
+// time and takes out the rebuild's share: its commands times the mean
+// service time of a command in the interval.
+type loadMeter struct {
+	busy    time.Duration
+	cmds    int64
+	rebuild int64
+}
+
+// read takes a reading of the array's disks.
+func (m *loadMeter) read(a *Array) {
+	a.mu.Lock()
+	disks := make([]*disk.Disk, len(a.bays))
+	for i, b := range a.bays {
+		disks[i] = b.disk
+	}
+	a.mu.Unlock()
+	m.busy, m.cmds = 0, 0
+	for _, d := range disks {
+		st := d.Stats()
+		m.busy += st.Busy
+		m.cmds += st.Reads + st.Writes
+	}
+	m.rebuild = a.rebuildCmds.Load()
+}
+
+// foreground takes a new reading and returns the member disks' mean
+// utilisation by foreground commands over the dt since the last one, in
+// [0, 1]. A replaced disk starts its counters afresh; an interval in which
+// the totals went backwards reads as idle.
+func (m *loadMeter) foreground(a *Array, dt time.Duration) float64 {
+	prev := *m
+	m.read(a)
+	return foregroundUtil(m.busy-prev.busy, m.cmds-prev.cmds, m.rebuild-prev.rebuild, a.n, dt)
+}
+
+// foregroundUtil is the mean utilisation of members disks by foreground
+// commands when, over dt, the disks were busy for busy serving cmds
+// commands, rebuild of which were the reconstruction's.
+func foregroundUtil(busy time.Duration, cmds, rebuild int64, members int, dt time.Duration) float64 {
+	if busy <= 0 || cmds <= 0 || dt <= 0 || members <= 0 {
+		return 0
+	}
+	fg := float64(busy) * float64(max(cmds-max(rebuild, 0), 0)) / float64(cmds)
+	return min(max(fg/(float64(dt)*float64(members)), 0), 1)
 }

@@ -86,6 +86,10 @@ type Stats struct {
 	Reads, Writes           int64
 	ReadBytes, WrittenBytes int64
 	Errors                  int64 // commands that returned an error (recovered ones included)
+	// Busy is the time the disk spent serving commands: the per-command
+	// overhead and the transfer, not the time commands waited for the disk
+	// or hung. Busy over elapsed time is the disk's utilisation.
+	Busy time.Duration
 }
 
 // Disk is one emulated disk.
@@ -102,6 +106,7 @@ type Disk struct {
 	closed   bool
 	stats    Stats
 	running  atomic.Int64  // commands in flight
+	busy     atomic.Int64  // Stats.Busy, nanoseconds
 	actuator chan struct{} // a token serialising commands when cfg.Overhead > 0; a channel, so synctest sees waiters as blocked
 }
 
@@ -156,8 +161,10 @@ func (d *Disk) Present() bool {
 // Stats returns the command counters.
 func (d *Disk) Stats() Stats {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.stats
+	st := d.stats
+	d.mu.Unlock()
+	st.Busy = time.Duration(d.busy.Load())
+	return st
 }
 
 // ReadAt reads len(p) bytes at off. On ErrRecovered (and only then) the
@@ -214,8 +221,13 @@ func (d *Disk) command(o op, p []byte, off int64) error {
 	}
 	if d.cfg.Overhead > 0 {
 		d.actuator <- struct{}{}
-		time.Sleep(d.cfg.Overhead)
 		defer func() { <-d.actuator }()
+	}
+	// Service starts once the disk is ours (after the actuator wait).
+	served := time.Now()
+	defer func() { d.busy.Add(int64(time.Since(served))) }()
+	if d.cfg.Overhead > 0 {
+		time.Sleep(d.cfg.Overhead)
 	}
 	var err error
 	if o == opRead {

@@ -261,3 +261,44 @@ func TestOverheadQueues(t *testing.T) {
 		}
 	})
 }
+
+// TestBusyCountsServiceNotWaiting: Busy is the time the disk served
+// commands; with an overhead the disk serves one at a time, so three
+// concurrent commands keep it busy 3 × overhead, although their waits add
+// up to more (0 + 1 + 2 overheads in the queue).
+func TestBusyCountsServiceNotWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const overhead = 2 * time.Millisecond
+		d, err := New(NewMemory(64*1024), Config{Name: "1", Size: 64 * 1024, Overhead: overhead})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		done := make(chan error, 3)
+		for i := range 3 {
+			go func() { done <- d.ReadAt(make([]byte, SectorSize), int64(i)*SectorSize) }()
+		}
+		for range 3 {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if st := d.Stats(); st.Busy != 3*overhead || st.Reads != 3 {
+			t.Errorf("busy %v after %d reads, want %v", st.Busy, st.Reads, 3*overhead)
+		}
+		// A hung command is not service: the disk is not busy while it hangs.
+		id, err := d.Inject(HangRead, Sticky)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { done <- d.ReadAt(make([]byte, SectorSize), 0) }()
+		time.Sleep(time.Second)
+		d.Revert(id)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if st := d.Stats(); st.Busy != 4*overhead {
+			t.Errorf("busy %v after a hang of 1 s and a read, want %v", st.Busy, 4*overhead)
+		}
+	})
+}
