@@ -20,9 +20,9 @@ func TestForegroundUtil(t *testing.T) {
 		want          float64
 	}{
 		{0, 0, 0, 4, time.Second, 0},
-		{400 * ms, 200, 0, 4, time.Second, 0.1},      // 100 ms a disk
-		{400 * ms, 200, 100, 4, time.Second, 0.05},   // half the commands were the rebuild's
-		{400 * ms, 200, 200, 4, time.Second, 0},      // all of them
+		{400 * ms, 200, 0, 4, time.Second, 0.1},       // 100 ms a disk
+		{400 * ms, 200, 100, 4, time.Second, 0.05},    // half the commands were the rebuild's
+		{400 * ms, 200, 200, 4, time.Second, 0},       // all of them
 		{8 * time.Second, 4000, 0, 4, time.Second, 1}, // more than the disks have: clamped
 		{-ms, 10, 0, 4, time.Second, 0},               // a replaced disk's counters restarted
 		{400 * ms, 200, 0, 4, 0, 0},
