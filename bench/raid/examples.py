@@ -101,11 +101,11 @@ HEADER = """# {title}
 # command timeout. The web front end serves 2,000 pages of 26 KiB from the
 # volume and appends its access log to it; every page is verified.
 # Load: a knee search finds the healthy array's saturation rate before the
-# run (knee.csv); the run offers half of it (~250 req/s here), below the
+# run (knee.csv); the run offers half of it (~300 req/s here), below the
 # degraded array's knee too (see bench/raid/examples.py). Constant arrivals:
 # every window is offered the same number of requests, so a dip in ok
 # throughput is the array's doing, not the arrival process's noise (with
-# Poisson arrivals, 1 s windows swing by ±2.6σ ≈ ±40 req/s by themselves).
+# Poisson arrivals, 1 s windows swing by ±2.6σ ≈ ±45 req/s by themselves).
 #
 # Run:    faultbench run {file}            ({minutes} min after the knee search)
 # Short:  faultbench run {file} --time-scale 0.2
