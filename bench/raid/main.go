@@ -28,10 +28,11 @@ import (
 var (
 	rebuildOverhead time.Duration
 	onlyRebuild     bool
+	// loadClients is the number of concurrent clients of the reconstruction
+	// runs: 4 keep each disk busy about two thirds of the time, 32 saturate
+	// them.
+	loadClients int
 )
-
-// loadClients is the number of concurrent clients of the reconstruction runs.
-const loadClients = 4
 
 type device interface {
 	ReadAt(p []byte, off int64) error
@@ -45,7 +46,12 @@ func main() {
 	dur := flag.Duration("time", 2*time.Second, "duration of each throughput case")
 	flag.DurationVar(&rebuildOverhead, "io-overhead", 500*time.Microsecond, "per-command disk overhead in the reconstruction runs (disks then serve one command at a time)")
 	flag.BoolVar(&onlyRebuild, "only-rebuild", false, "skip the throughput cases")
+	flag.IntVar(&loadClients, "clients", 4, "concurrent clients of the load during the reconstruction runs (1-256)")
 	flag.Parse()
+	if loadClients < 1 || loadClients > 256 {
+		fmt.Fprintf(os.Stderr, "bench/raid: -clients %d: want 1 to 256\n", loadClients)
+		os.Exit(2)
+	}
 	if err := run(*dir, *sizeFlag, *rebuildFlag, *dur); err != nil {
 		fmt.Fprintln(os.Stderr, "raid bench:", err)
 		os.Exit(1)
