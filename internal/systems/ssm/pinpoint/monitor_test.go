@@ -73,8 +73,8 @@ func TestMonitorRestartsCrashedBrick(t *testing.T) {
 		if n != 2 {
 			t.Fatalf("restarted brick %d, want 2", n)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the crashed brick was not restarted")
+	case <-time.After(30 * time.Second): // a bound, not a speed claim
+		t.Fatal("the crashed brick was not restarted in 30 s")
 	}
 	cancel()
 	if err := <-done; err != nil {
