@@ -1,16 +1,12 @@
 package ssm
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/node"
 	"github.com/faultbench/faultbench/internal/systems/ssm/app"
 	"github.com/faultbench/faultbench/internal/systems/ssm/stub"
 )
@@ -21,25 +17,7 @@ import (
 // verified (the stub takes the other copy), and a flip in every copy the
 // cookie names makes the read a 410 — never a 200 with damaged data.
 func TestBitflipTargets(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var bricks []string
-	done := make(chan error, 4)
-	for i := 1; i <= 3; i++ {
-		addr := freeAddr(t)
-		bricks = append(bricks, addr)
-		go func() {
-			done <- node.Run(ctx, BrickKind, node.Config{Listen: addr, Node: i, Options: map[string]string{"control_token": "tok"}})
-		}()
-	}
-	appAddr := freeAddr(t)
-	go func() {
-		done <- node.Run(ctx, AppKind, node.Config{Listen: appAddr, Node: 4,
-			Options: map[string]string{"bricks": strings.Join(bricks, ","), "timeout": "500ms", "state_size": "1024"}})
-	}()
-	for _, a := range append(bricks, appAddr) {
-		waitHealth(t, a)
-	}
+	bricks, appAddr, stop := startNodes(t, map[string]string{"state_size": "1024"})
 	do := func(method, user, cookie string) (int, http.Header, []byte) {
 		t.Helper()
 		for range 100 { // 503 until the stub has heard the bricks' beacons
@@ -63,17 +41,7 @@ func TestBitflipTargets(t *testing.T) {
 	}
 	flip := func(brick uint16, target string) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", "http://"+bricks[brick-1]+"/control",
-			strings.NewReader(fmt.Sprintf(`{"action":"bitflip","target":%q,"which":"latest"}`, target)))
-		req.Header.Set("Authorization", "Bearer tok")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("bitflip %s on brick %d: %d", target, brick, resp.StatusCode)
-		}
+		control(t, bricks[brick-1], fmt.Sprintf(`{"action":"bitflip","target":%q,"which":"latest"}`, target))
 	}
 	for _, tc := range []struct{ target, allDamaged string }{
 		{"value", "state-corrupt"},
@@ -106,15 +74,5 @@ func TestBitflipTargets(t *testing.T) {
 			t.Fatalf("%s in every copy: GET %d %q, want 410 %s", tc.target, code, hdr.Get(app.HeaderError), tc.allDamaged)
 		}
 	}
-	cancel()
-	for range 4 {
-		select {
-		case err := <-done:
-			if err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("node: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("a node did not stop")
-		}
-	}
+	stop()
 }

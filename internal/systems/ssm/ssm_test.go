@@ -3,8 +3,8 @@ package ssm
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -83,12 +83,13 @@ func waitHealth(t *testing.T, addr string) {
 	t.Fatalf("%s never became healthy", addr)
 }
 
-// TestNodes runs three brick nodes and a front end node through node.Run,
-// as the testbed would (in-process), and drives the session protocol.
-func TestNodes(t *testing.T) {
+// startNodes runs three brick nodes (control token "tok") and a front end
+// over them through node.Run, as the testbed would (in-process), and waits
+// until all answer /health. appOptions are added to the front end's
+// options. stop ends them and checks that each stopped cleanly.
+func startNodes(t *testing.T, appOptions map[string]string) (bricks []string, appAddr string, stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var bricks []string
 	done := make(chan error, 4)
 	for i := 1; i <= 3; i++ {
 		addr := freeAddr(t)
@@ -97,14 +98,40 @@ func TestNodes(t *testing.T) {
 			done <- node.Run(ctx, BrickKind, node.Config{Listen: addr, Node: i, Options: map[string]string{"control_token": "tok"}})
 		}()
 	}
-	appAddr := freeAddr(t)
-	go func() {
-		done <- node.Run(ctx, AppKind, node.Config{Listen: appAddr, Node: 4,
-			Options: map[string]string{"bricks": strings.Join(bricks, ","), "timeout": "500ms"}})
-	}()
+	appAddr = freeAddr(t)
+	opts := map[string]string{"bricks": strings.Join(bricks, ","), "timeout": "500ms"}
+	maps.Copy(opts, appOptions)
+	go func() { done <- node.Run(ctx, AppKind, node.Config{Listen: appAddr, Node: 4, Options: opts}) }()
+	stopped := false
+	stop = func() {
+		t.Helper()
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		for range 4 {
+			select {
+			case err := <-done:
+				if err != nil && !errors.Is(err, context.Canceled) {
+					t.Errorf("node: %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("a node did not stop")
+			}
+		}
+	}
+	t.Cleanup(stop)
 	for _, a := range append(bricks, appAddr) {
 		waitHealth(t, a)
 	}
+	return bricks, appAddr, stop
+}
+
+// TestNodes runs three brick nodes and a front end node through node.Run,
+// as the testbed would (in-process), and drives the session protocol.
+func TestNodes(t *testing.T) {
+	bricks, appAddr, stop := startNodes(t, nil)
 	var cookie string
 	for seq := uint64(1); seq <= 3; seq++ {
 		var resp *http.Response
@@ -165,17 +192,7 @@ func TestNodes(t *testing.T) {
 	if resp.StatusCode != 410 || resp.Header.Get(app.HeaderError) != "state-corrupt" {
 		t.Fatalf("read after bit flips: %d %s", resp.StatusCode, resp.Header.Get(app.HeaderError))
 	}
-	cancel()
-	for range 4 {
-		select {
-		case err := <-done:
-			if err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("node: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal(fmt.Errorf("a node did not stop"))
-		}
-	}
+	stop()
 }
 
 func TestRoles(t *testing.T) {
