@@ -120,10 +120,10 @@ func postControl(ctx context.Context, t fault.Target, o fault.Occurrence, n int,
 // once (the paper's brick did; a Go brick cannot damage its own stack
 // safely, so it exits through its control endpoint's crash, status 70).
 func injectBitflip(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.Revert, error) {
-	if err := joinParamErrors(o.Type, faultParamErrors(o.Type, o.Params)); err != nil {
+	req, stack, perrs := bitflipRequest(o.Params)
+	if err := paramsError(o.Type, o.Params, perrs); err != nil {
 		return nil, err
 	}
-	req, stack, _ := bitflipRequest(o.Params)
 	if stack {
 		_, err := postControl(ctx, t, o, o.Node, brick.ControlRequest{Action: "crash"})
 		if revert, ok := offlineNoOp(t, o, err); ok {
@@ -156,10 +156,10 @@ func injectBitflip(ctx context.Context, t fault.Target, o fault.Occurrence) (fau
 // reverts by itself when the duration it was given ends), so that is not
 // an error; a brick that answers with an error is.
 func injectSlow(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.Revert, error) {
-	if err := joinParamErrors(o.Type, faultParamErrors(o.Type, o.Params)); err != nil {
+	delay, perrs := slowDelay(o.Params)
+	if err := paramsError(o.Type, o.Params, perrs); err != nil {
 		return nil, err
 	}
-	delay, _ := slowDelay(o.Params)
 	req := brick.ControlRequest{Action: "slow", Delay: delay.String()}
 	if o.Duration > 0 && o.Duration <= time.Hour {
 		req.Duration = o.Duration.String()
@@ -196,10 +196,10 @@ func injectNet(_ context.Context, t fault.Target, o fault.Occurrence) (fault.Rev
 	if !ok || nl.FaultNet() == nil {
 		return nil, fmt.Errorf("%s: the cluster has no faultnet proxies: %w", o.Type, fault.ErrUnsupported)
 	}
-	if err := joinParamErrors(o.Type, faultParamErrors(o.Type, o.Params)); err != nil {
+	st, perrs := netState(o.Type, o.Params)
+	if err := paramsError(o.Type, o.Params, perrs); err != nil {
 		return nil, err
 	}
-	st, _ := netState(o.Type, o.Params)
 	fn := nl.FaultNet()
 	var revert func()
 	var err error

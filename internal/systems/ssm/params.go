@@ -156,8 +156,11 @@ func faultParamErrors(typ string, params map[string]string) []paramError {
 	return errs
 }
 
-// joinParamErrors is the injection-time form: one error for a fault.
-func joinParamErrors(typ string, errs []paramError) error {
+// paramsError is the injection-time form of faultParamErrors: one error
+// for a fault, from its unknown params and the errors its parser (passed
+// in, so the params are parsed once) found.
+func paramsError(typ string, params map[string]string, parsed []paramError) error {
+	errs := append(checkParamKeys(typ, params), parsed...)
 	if len(errs) == 0 {
 		return nil
 	}
