@@ -114,16 +114,9 @@ func TestOverloadRecovers(t *testing.T) {
 	addr := ln.Addr().String()
 	cfg := testNodeConfig(t, map[string]string{"io_timeout": "0", "io_overhead": "100us",
 		"max_requests": fmt.Sprint(maxRequests), "max_queued": fmt.Sprint(maxQueued), "queue_wait": "1h"})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serveOn(ctx, ln, cfg) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
-	c := control.NewClient(addr, testToken)
+	c, stop := liveNode(t, ln, cfg)
+	defer stop()
+	ctx := context.Background()
 	// status polls until ok holds (the node's goroutines and the kernel
 	// finish closing connections on their own time), failing with the
 	// last status after a generous number of tries.
@@ -139,7 +132,6 @@ func TestOverloadRecovers(t *testing.T) {
 		t.Fatalf("%s: never; last status %+v (err %v)", what, st, err)
 		return st
 	}
-	status("node up", func(control.Status) bool { return true })
 
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	fetch := func(ctx context.Context, i int) (int, error) {
