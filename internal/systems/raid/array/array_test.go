@@ -456,7 +456,7 @@ func TestPacer(t *testing.T) {
 		t.Fatalf("credit carried: %d", b)
 	}
 	h := Pacer{Recon: Reconstruction{Priority: High}}
-	if b := h.Budget(time.Second, time.Second); b != -1 {
+	if b := h.Budget(time.Second, 1); b != -1 {
 		t.Fatalf("high budget %d", b)
 	}
 }

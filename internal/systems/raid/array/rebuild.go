@@ -149,13 +149,9 @@ type Pacer struct {
 }
 
 // Budget returns the bytes a reconstruction may rebuild in a tick of length
-// dt when the foreground load kept the member disks busy for busy of it
-// (their mean utilisation × dt); -1 means unlimited for the tick.
-func (p *Pacer) Budget(dt, busy time.Duration) int64 {
-	util := 0.0
-	if dt > 0 {
-		util = float64(busy) / float64(dt)
-	}
+// dt when the foreground load kept the member disks busy a fraction util
+// (0..1) of it; -1 means unlimited for the tick.
+func (p *Pacer) Budget(dt time.Duration, util float64) int64 {
 	rate := p.Recon.RateFor(util)
 	if rate == Unlimited {
 		p.credit = 0
@@ -187,7 +183,7 @@ func (a *Array) Run(ctx context.Context, tick time.Duration) {
 		a.Poll()
 		now := time.Now()
 		dt := now.Sub(last)
-		budget := pacer.Budget(dt, time.Duration(meter.foreground(a, dt)*float64(dt)))
+		budget := pacer.Budget(dt, meter.foreground(a, dt))
 		last = now
 		if !a.Rebuilding() {
 			continue
