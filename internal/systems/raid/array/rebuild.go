@@ -207,7 +207,9 @@ func (a *Array) Run(ctx context.Context, tick time.Duration) {
 // over (at a few hundred requests a second it is several seconds a second,
 // and the rebuild never left its floor), so it reads the disks' own busy
 // time and takes out the rebuild's share: its commands times the mean
-// service time of a command in the interval.
+// service time of a command in the interval. Disks without a per-command
+// overhead report no busy time (nothing queues for them), so over them
+// adaptive rebuilds at its ceiling.
 type loadMeter struct {
 	busy    time.Duration
 	cmds    int64
