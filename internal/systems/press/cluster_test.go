@@ -237,6 +237,10 @@ func TestClusterCrashRejoinAndPartition(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.waitMembers(1, []int{1, 2}, 3*time.Second)
+			// Both sides must have split before the link returns: a node 3
+			// that has not yet given up on 1 and 2 (slow under -race on a
+			// busy machine) simply goes on beating, which is no merge.
+			c.waitMembers(3, []int{3}, 3*time.Second)
 			for p := 30; p < 40; p++ {
 				c.wantOK(1+p%3, p)
 			}
