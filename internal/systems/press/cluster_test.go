@@ -249,8 +249,11 @@ func TestClusterCrashRejoinAndPartition(t *testing.T) {
 				c.waitMembers(1, []int{1, 2, 3}, 3*time.Second)
 				c.waitMembers(3, []int{1, 2, 3}, 3*time.Second)
 			} else {
+				// No merge: node 1 does not take node 3 back. (Whether it
+				// still counts node 2 is the heartbeat's business: under
+				// -race on a busy machine it may miss three beats.)
 				time.Sleep(20 * c.cfgs[1].Heartbeat)
-				if got := c.members(1); !slices.Equal(got, []int{1, 2}) {
+				if got := c.members(1); slices.Contains(got, 3) {
 					t.Fatalf("ha merged after a partition (members %v); PRESS-HB does not", got)
 				}
 			}
