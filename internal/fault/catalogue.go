@@ -22,7 +22,7 @@ const (
 	TargetCluster = "cluster" // the whole cluster, no target
 )
 
-// Type describes one fault type of DESIGN §4.
+// Type describes one fault type of docs/scenario.md.
 type Type struct {
 	Name     string
 	Category string // node | application | network | resource | bug | disk | workload | maintenance
@@ -30,7 +30,7 @@ type Type struct {
 	Instant  bool   // a maintenance event: no duration, no clear
 }
 
-// Types is the catalogue of every fault type faultbench knows, in DESIGN §4
+// Types is the catalogue of every fault type faultbench knows, in docs/scenario.md
 // order. Knowing a type does not mean every backend and system can inject
 // it: see Supported.
 var Types = func() []Type {
@@ -46,7 +46,7 @@ var Types = func() []Type {
 	add("network", TargetCluster, false, "switch-down")
 	add("network", TargetGroup, false, "partition")
 	add("network", TargetLink, false, "delay", "loss", "bandwidth")
-	add("resource", TargetNode, false, "mem-alloc-fail", "mem-pressure", "cpu-hog", "slow")
+	add("resource", TargetNode, false, "mem-alloc-fail", "mem-pin-fail", "mem-pressure", "cpu-hog", "slow")
 	add("bug", TargetNode, false, "bad-param-null", "bad-param-offset", "bad-param-size", "bitflip")
 	add("disk", TargetDisk, false, "disk-read-correctable", "disk-read-uncorrectable", "disk-write-correctable",
 		"disk-write-uncorrectable", "disk-hw-error", "disk-illegal-command", "disk-hang-read", "disk-hang-write",
@@ -67,14 +67,15 @@ func Lookup(name string) (Type, bool) {
 	return Types[i], true
 }
 
-// Support says where an injector works.
+// Support says what an injector needs: the levers it looks up on the
+// target (Lever*), and the systems whose nodes it understands.
 type Support struct {
-	Backends []string // e.g. {"local"}; "" in a scenario means local
-	Systems  []string // empty: every system
+	Levers  []string // every lever the injector uses, offered by the backend or the system
+	Systems []string // empty: every system
 }
 
-func (s Support) covers(backend, system string) bool {
-	return slices.Contains(s.Backends, backend) && (len(s.Systems) == 0 || slices.Contains(s.Systems, system))
+func (s Support) coversSystem(system string) bool {
+	return len(s.Systems) == 0 || slices.Contains(s.Systems, system)
 }
 
 type registration struct {
@@ -87,11 +88,11 @@ var (
 	registry = map[string][]registration{}
 )
 
-// Register adds an injector for a catalogue fault type where s says it
-// works. A type may be registered several times with different Support
-// (e.g. local process faults here, container faults by the docker backend);
-// the first registration whose Support covers a backend and system wins.
-// It panics on a type missing from the catalogue: add it to Types first.
+// Register adds an injector for a catalogue fault type with what it needs.
+// A type may be registered several times for different systems (e.g.
+// link-down by press and by ssm, each over its own links); the first
+// registration that covers a system wins. It panics on a type missing from
+// the catalogue: add it to Types first.
 func Register(typ string, inj Injector, s Support) {
 	if _, ok := Lookup(typ); !ok {
 		panic("fault: Register of a type not in the catalogue: " + typ)
@@ -101,9 +102,9 @@ func Register(typ string, inj Injector, s Support) {
 	registry[typ] = append(registry[typ], registration{injector: inj, support: s})
 }
 
-// injectorFor returns the injector of typ for a backend and system, or an
-// error naming all three.
-func injectorFor(typ, backend, system string) (Injector, error) {
+// registrationFor returns the registration of typ for system, or an error
+// naming the type, the backend and the system.
+func registrationFor(typ, backend, system string) (registration, error) {
 	if backend == "" {
 		backend = "local"
 	}
@@ -112,23 +113,34 @@ func injectorFor(typ, backend, system string) (Injector, error) {
 		for i, t := range Types {
 			names[i] = t.Name
 		}
-		return nil, fmt.Errorf("unknown fault type %q (known: %s)", typ, strings.Join(names, ", "))
+		return registration{}, fmt.Errorf("unknown fault type %q (known: %s)", typ, strings.Join(names, ", "))
 	}
 	regMu.Lock()
 	defer regMu.Unlock()
 	for _, r := range registry[typ] {
-		if r.support.covers(backend, system) {
-			return r.injector, nil
+		if r.support.coversSystem(system) {
+			return r, nil
 		}
 	}
-	return nil, fmt.Errorf("fault %s cannot be injected by backend %s into system %s (%s)", typ, backend, system, supportedHint(backend, system))
+	return registration{}, fmt.Errorf("fault %s cannot be injected by backend %s into system %s (%s)", typ, backend, system, supportedHint(system))
 }
 
-func supportedHint(backend, system string) string {
+// injectorFor returns the injector of typ for a system. The backend is
+// named in the error only: whether it can serve the fault is a question
+// of levers (Offer.Check), asked before the run.
+func injectorFor(typ, backend, system string) (Injector, error) {
+	r, err := registrationFor(typ, backend, system)
+	if err != nil {
+		return nil, err
+	}
+	return r.injector, nil
+}
+
+func supportedHint(system string) string {
 	var ok []string
 	for _, name := range slices.Sorted(maps.Keys(registry)) {
 		for _, r := range registry[name] {
-			if r.support.covers(backend, system) {
+			if r.support.coversSystem(system) {
 				ok = append(ok, name)
 				break
 			}
@@ -140,8 +152,47 @@ func supportedHint(backend, system string) string {
 	return "it supports " + strings.Join(ok, ", ")
 }
 
-// Supported reports whether backend ("" = local) can inject typ into system;
-// the error names the type, the backend and the system.
+// Offer is what a run can give the injectors: the levers of the backend's
+// cluster and those the system's rig adds.
+type Offer struct {
+	Backend       string
+	BackendLevers []string
+	System        string
+	SystemLevers  []string
+}
+
+// Check reports whether typ can be injected with what o offers: a
+// registration for o.System whose every lever the backend or the system
+// offers. The error names the fault, the missing lever, the backend and
+// the system.
+func (o Offer) Check(typ string) error {
+	r, err := registrationFor(typ, o.Backend, o.System)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, l := range r.support.Levers {
+		if !slices.Contains(o.BackendLevers, l) && !slices.Contains(o.SystemLevers, l) {
+			missing = append(missing, l)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("fault %s needs the %s lever, which neither backend %s (offers %s) nor system %s (offers %s) has",
+			typ, strings.Join(missing, " and "), o.Backend, leverList(o.BackendLevers), o.System, leverList(o.SystemLevers))
+	}
+	return nil
+}
+
+func leverList(ls []string) string {
+	if len(ls) == 0 {
+		return "none"
+	}
+	return strings.Join(ls, ", ")
+}
+
+// Supported reports whether system can take typ at all (some registration
+// covers it); the error names the type, the backend and the system. What
+// the backend can serve is Offer.Check's question.
 func Supported(typ, backend, system string) error {
 	_, err := injectorFor(typ, backend, system)
 	return err
@@ -151,7 +202,7 @@ func Supported(typ, backend, system string) error {
 // loader maps Index and Key to a file line.
 type FieldError struct {
 	Index int    // position in scenario.Faults
-	Key   string // YAML key, e.g. "node", "every"; "" for the entry as a whole
+	Key   string // YAML key, e.g. "node", "every", "params.delay"; "" for the entry as a whole
 	Err   error
 }
 
@@ -163,6 +214,19 @@ func (e *FieldError) Error() string {
 }
 
 func (e *FieldError) Unwrap() error { return e.Err }
+
+// Path is the key path of the problem in the scenario file, for
+// scenario.Scenario.Errorf: "faults", Index, then Key split at its dots
+// (params.delay is the key delay under params).
+func (e *FieldError) Path() []any {
+	path := []any{"faults", e.Index}
+	if e.Key != "" {
+		for _, k := range strings.Split(e.Key, ".") {
+			path = append(path, k)
+		}
+	}
+	return path
+}
 
 // Validate checks every fault of sc and returns all problems joined, each a
 // *FieldError. The run length is the sum of the phases (no check when there
@@ -181,14 +245,26 @@ func Validate(sc *scenario.Scenario) error {
 
 // ValidateFault checks fault number index of a scenario whose cluster is c
 // and whose run lasts runLength (0: unknown).
-func ValidateFault(index int, f scenario.Fault, c scenario.Cluster, runLength time.Duration) error {
+func ValidateFault(index int, f scenario.Fault, c scenario.ClusterSpec, runLength time.Duration) error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, &FieldError{Index: index, Key: key, Err: fmt.Errorf(format, args...)})
 	}
 	t, known := Lookup(f.Type)
-	if _, err := injectorFor(f.Type, c.Backend, c.System); err != nil {
+	if inj, err := injectorFor(f.Type, c.Backend, c.System); err != nil {
 		bad("type", "%v", err)
+	} else if _, err := ParseParams(inj, f.Type, f.Params); err != nil {
+		for _, e := range unjoinErrors(err) {
+			key := "params"
+			var pe *ParamError
+			if errors.As(e, &pe) {
+				if pe.Key != "" {
+					key += "." + pe.Key
+				}
+				e = pe.Err
+			}
+			errs = append(errs, &FieldError{Index: index, Key: key, Err: e})
+		}
 	}
 	if !known {
 		return errors.Join(errs...)
@@ -216,7 +292,7 @@ func ValidateFault(index int, f scenario.Fault, c scenario.Cluster, runLength ti
 		}
 	case TargetLink:
 		// node: N instead of a link means every link of node N: its cable or
-		// NIC, the "link down" of seed 000 Table 1.
+		// NIC, the "link down" of Broadwell (2004) Table 1.
 		switch {
 		case len(f.Link) == 0 && f.Node.IsSet() && len(f.Nodes) == 0:
 			if !f.Node.Any {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestValidate(t *testing.T) {
-	cluster := scenario.Cluster{System: "static", Nodes: 3}
+	cluster := scenario.ClusterSpec{System: "static", Nodes: 3}
 	cases := []struct {
 		fault   scenario.Fault
 		key     string // "" = valid

@@ -25,11 +25,30 @@ type Occurrence struct {
 	Duration time.Duration // 0: until repaired (or instantaneous, see Instant)
 	Sticky   bool
 	Instant  bool
-	Params   map[string]string
+	// Params are the typed parameters the injector receives, decoded and
+	// validated from RawParams by NewScheduler (ParseParams); nil before.
+	Params Params
+	// RawParams are the scenario's params: map, as written.
+	RawParams map[string]string
 }
 
 // UntilRepaired reports whether the occurrence stays until a repair.
 func (o Occurrence) UntilRepaired() bool { return o.Duration == 0 && !o.Instant }
+
+// Where names the occurrence's target for a message: "node 2",
+// "link [1 2]", "groups [[1] [2 3]]", or "the cluster" (a switch, a
+// load spike).
+func (o Occurrence) Where() string {
+	switch {
+	case o.Node > 0:
+		return fmt.Sprintf("node %d", o.Node)
+	case len(o.Link) == 2:
+		return fmt.Sprintf("link %v", o.Link)
+	case len(o.Group) > 0:
+		return fmt.Sprintf("groups %v", o.Group)
+	}
+	return "the cluster"
+}
 
 // Plan is what Expand needs to know about the run.
 type Plan struct {
@@ -72,7 +91,7 @@ func Expand(faults []scenario.Fault, p Plan, rng *rand.Rand) ([]Occurrence, erro
 				return nil, &FieldError{Index: i, Key: "every", Err: fmt.Errorf("%s gives more than %d faults in %v", f.Every, maxPerFault, p.RunLength)}
 			}
 			occ := Occurrence{Source: i, Type: f.Type, Link: f.Link, Group: f.Group, Disk: f.Disk, Scope: f.Scope,
-				At: at, Duration: f.Duration.Duration, Sticky: f.Mode == "sticky", Instant: t.Instant, Params: f.Params}
+				At: at, Duration: f.Duration.Duration, Sticky: f.Mode == "sticky", Instant: t.Instant, RawParams: f.Params}
 			if occ.Sticky || occ.Instant {
 				occ.Duration = 0
 			} else if occ.Duration == 0 && (f.Type == "node-crash" || f.Type == "node-reboot") {

@@ -7,13 +7,63 @@ import (
 	"sync"
 )
 
-// Target is the running cluster faults act on. It is deliberately tiny;
-// injectors find the levers they need by type assertion.
+// Target is the running cluster faults act on. It is deliberately tiny:
+// injectors find the levers they need with As, which walks the Unwrap
+// chain of targets that wrap others (a system's rig wraps the backend's
+// cluster), as errors.As walks wrapped errors.
 type Target interface {
 	Size() int // number of nodes, numbered 1..Size
 }
 
-// AppLever controls a node's application (testbed.Cluster implements it).
+// Wrapper is a Target that adds levers to another one, which Unwrap
+// returns. A wrapper never embeds what it wraps: a lever it does not
+// implement itself is found on the wrapped target by As.
+type Wrapper interface {
+	Target
+	Unwrap() Target
+}
+
+// As finds the first target in t's Unwrap chain that has lever L, as
+// errors.As finds an error type. The chain is bounded (a wrapper that
+// returns itself ends the walk).
+func As[L any](t Target) (L, bool) {
+	for range maxUnwrap {
+		if t == nil {
+			break
+		}
+		if l, ok := t.(L); ok {
+			return l, true
+		}
+		w, ok := t.(Wrapper)
+		if !ok {
+			break
+		}
+		next := w.Unwrap()
+		if next == t {
+			break
+		}
+		t = next
+	}
+	var zero L
+	return zero, false
+}
+
+// maxUnwrap bounds the Unwrap chain As walks.
+const maxUnwrap = 16
+
+// Lever names: what a fault's registration says it needs (Support.Levers)
+// and what a backend or system says it offers. validate checks the one
+// against the other before a run.
+const (
+	LeverApp     = "app"     // AppLever: kill, start, restart a node's application
+	LeverProcess = "process" // ProcessLever: stop and continue a node's processes
+	LeverHost    = "host"    // HostLever: take a node's host down
+	LeverNetwork = "network" // a system's links between nodes (faultnet proxies)
+	LeverControl = "control" // a system's per-node control endpoint (comm, disk, memory faults)
+)
+
+// AppLever controls a node's application (the local backend's cluster
+// implements it).
 type AppLever interface {
 	KillApp(node int) error    // SIGKILL the application; the host stays up
 	StartApp(node int) error   // start it (booting a downed host first); no-op if running
@@ -69,8 +119,10 @@ type healing struct{ InjectorFunc }
 
 func (healing) RevertOnlyHeals() bool { return true }
 
-// once makes f idempotent: later calls return the first call's error.
-func once(f func() error) Revert {
+// Once makes f a Revert: idempotent and safe from any goroutine, later
+// calls returning the first call's error. Injectors of other packages use
+// it too, so every Revert keeps the contract the same way.
+func Once(f func() error) Revert {
 	var o sync.Once
 	var err error
 	return func() error {
@@ -81,27 +133,26 @@ func once(f func() error) Revert {
 
 func noRevert() error { return nil }
 
-// lever asserts that t has lever L.
+// lever finds lever L on t (As), or returns ErrUnsupported naming the
+// fault and node.
 func lever[L any](t Target, o Occurrence) (L, error) {
-	l, ok := t.(L)
+	l, ok := As[L](t)
 	if !ok {
 		return l, fmt.Errorf("%s on node %d: %w", o.Type, o.Node, ErrUnsupported)
 	}
 	return l, nil
 }
 
-// LocalSupport is where the process-level injectors below work: nodes that
-// are processes this controller owns.
-var LocalSupport = Support{Backends: []string{"local"}}
-
 func init() {
-	Register("app-crash", healing{appCrash}, LocalSupport)
-	Register("app-hang", InjectorFunc(stopNode), LocalSupport)
-	Register("node-freeze", InjectorFunc(stopNode), LocalSupport)
-	Register("node-crash", healing{hostDown(false)}, LocalSupport)
-	Register("node-reboot", healing{hostDown(true)}, LocalSupport)
-	Register("restart-node", InjectorFunc(restartNode), LocalSupport)
-	Register("restart-all", InjectorFunc(restartAll), LocalSupport)
+	app := Support{Levers: []string{LeverApp}}
+	Register("app-crash", healing{appCrash}, app)
+	Register("app-hang", InjectorFunc(stopNode), Support{Levers: []string{LeverProcess}})
+	Register("node-freeze", InjectorFunc(stopNode), Support{Levers: []string{LeverProcess}})
+	host := Support{Levers: []string{LeverHost, LeverApp}}
+	Register("node-crash", healing{hostDown(false)}, host)
+	Register("node-reboot", healing{hostDown(true)}, host)
+	Register("restart-node", InjectorFunc(restartNode), app)
+	Register("restart-all", InjectorFunc(restartAll), app)
 }
 
 // appCrash kills the application; clearing it starts the application again
@@ -114,7 +165,7 @@ func appCrash(_ context.Context, t Target, o Occurrence) (Revert, error) {
 	if err := app.KillApp(o.Node); err != nil {
 		return nil, err
 	}
-	return once(func() error { return app.StartApp(o.Node) }), nil
+	return Once(func() error { return app.StartApp(o.Node) }), nil
 }
 
 // stopNode stops every process of the node (SIGSTOP) and continues them at
@@ -129,7 +180,7 @@ func stopNode(_ context.Context, t Target, o Occurrence) (Revert, error) {
 	if err := p.Pause(o.Node); err != nil {
 		return nil, err
 	}
-	return once(func() error { return p.Resume(o.Node) }), nil
+	return Once(func() error { return p.Resume(o.Node) }), nil
 }
 
 // hostDown crashes (SIGKILL) or reboots (SIGTERM first) the node's host; it
@@ -147,7 +198,7 @@ func hostDown(graceful bool) InjectorFunc {
 		if err := host.HostDown(o.Node, graceful); err != nil {
 			return nil, err
 		}
-		return once(func() error { return app.StartApp(o.Node) }), nil
+		return Once(func() error { return app.StartApp(o.Node) }), nil
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/faultbench/faultbench/internal/record"
 	"github.com/faultbench/faultbench/internal/scenario"
 	"github.com/faultbench/faultbench/internal/testbed"
+	"github.com/faultbench/faultbench/internal/testbed/local"
 )
 
 // TestMain lets the test binary act as `faultbench node KIND`, so the
@@ -79,7 +80,7 @@ func serves(addr string) error {
 // stepping the schedule by hand so the checks happen between steps.
 func TestLocalInjectors(t *testing.T) {
 	ups := &upEvents{up: map[int]int{}}
-	cluster, err := testbed.StartLocal(context.Background(), testbed.Spec{
+	cluster, err := local.Start(context.Background(), testbed.Spec{
 		System: "static", Nodes: 2, Pages: 10, PageSize: 1000, Dir: t.TempDir(), Boot: 300 * time.Millisecond,
 		ReadyTimeout: 5 * time.Second, StopGrace: 300 * time.Millisecond, Executable: os.Args[0],
 	}, ups.emit)

@@ -58,13 +58,14 @@ type SchedulerConfig struct {
 	Observer        Observer           // may be nil
 }
 
-// NewScheduler prepares occ (as returned by Expand, sorted by At). It fails
-// if some occurrence's type has no injector for the backend and system.
+// NewScheduler prepares occ (as returned by Expand, sorted by At), decoding
+// each occurrence's parameters for its injector (it does not modify occ).
+// It fails if some occurrence's type has no injector for the backend and
+// system, or parameters that injector rejects.
 func NewScheduler(occ []Occurrence, t Target, cfg SchedulerConfig) (*Scheduler, error) {
-	for _, o := range occ {
-		if _, err := injectorFor(o.Type, cfg.Backend, cfg.System); err != nil {
-			return nil, err
-		}
+	occ = slices.Clone(occ)
+	if err := bindParams(occ, func(typ string) (Injector, error) { return injectorFor(typ, cfg.Backend, cfg.System) }); err != nil {
+		return nil, err
 	}
 	if cfg.Emit == nil {
 		cfg.Emit = func(record.Event) {}
@@ -174,9 +175,11 @@ func (s *Scheduler) injectLocked(ctx context.Context, now time.Duration, o Occur
 }
 
 // failed records a failure to inject, clear or revert o: a fault.error
-// event, and an error kept for Err, which it also returns.
+// event, and an error kept for Err, which it also returns. The event's
+// detail begins with the step that failed ("inject", "clear", "revert"),
+// the fault and its target (record.RevertFailed reads it).
 func (s *Scheduler) failed(now time.Duration, o Occurrence, what string, err error) error {
-	err = fmt.Errorf("%s %s on node %d: %w", what, o.Type, o.Node, err)
+	err = fmt.Errorf("%s %s on %s: %w", what, o.Type, o.Where(), err)
 	s.errs = append(s.errs, err)
 	s.event(now, "fault.error", o, err.Error())
 	return err
@@ -285,6 +288,32 @@ func (s *Scheduler) Repaired(now time.Duration, nodes []int, by string) []Occurr
 				s.failed(now, a.occ, "revert", err)
 			}
 		}
+		cleared = append(cleared, a.occ)
+		ns = append(ns, notice{occ: a.occ})
+	}
+	s.mu.Unlock()
+	s.tell(now, ns)
+	return cleared
+}
+
+// Healed records that something outside the run (a container engine's
+// restart policy) started node's application again at now: every fault in
+// effect on node whose Revert only heals (Healer: it ended the
+// application, and that restart did what its Revert would) is cleared
+// with a fault.clear event "repaired by WHO", and its scheduled clear is
+// dropped; its Revert is not called. The node's other faults (a stopped
+// process, a rule) stay in effect. It returns the cleared occurrences.
+func (s *Scheduler) Healed(now time.Duration, node int, who string) []Occurrence {
+	s.mu.Lock()
+	var cleared []Occurrence
+	var ns []notice
+	for _, id := range s.activeIDs() {
+		a := s.active[id]
+		if a.occ.Node != node || node == 0 || !a.onlyHeals {
+			continue
+		}
+		delete(s.active, id)
+		s.event(now, "fault.clear", a.occ, "repaired by "+who)
 		cleared = append(cleared, a.occ)
 		ns = append(ns, notice{occ: a.occ})
 	}

@@ -208,3 +208,45 @@ func TestSchedulerInjectFailure(t *testing.T) {
 		t.Errorf("Err %v, active %v", s.Err(), s.Active())
 	}
 }
+
+// A restart nobody in the run made (a container engine's restart policy)
+// ends the faults that only ended the application, and only those: a hang
+// on the same node stays until its own clear.
+func TestSchedulerHealedClearsOnlyWhatTheRestartHealed(t *testing.T) {
+	s, fc, clock, l := newTestScheduler(t, []scenario.Fault{
+		{Type: "app-crash", Node: scenario.NodeRef{N: 2}, At: sec(1), Duration: sec(30)},
+		{Type: "app-hang", Node: scenario.NodeRef{N: 2}, At: sec(2), Duration: sec(3)},
+		{Type: "app-crash", Node: scenario.NodeRef{N: 3}, At: sec(3), Mode: "sticky"},
+	}, 40*time.Second)
+	obs := &recorder{}
+	s.SetObserver(obs)
+	next, _ := s.Step(context.Background(), sec(1).Duration)
+	clock.now = next
+	next, _ = s.Step(context.Background(), clock.now)
+	clock.now = next
+	s.Step(context.Background(), clock.now)
+	clock.now = 3500 * time.Millisecond
+	got := s.Healed(clock.now, 2, "the engine (restart policy always)")
+	if len(got) != 1 || got[0].ID != 1 {
+		t.Fatalf("healed %v, want the app-crash #1 alone", got)
+	}
+	fc.calls = nil
+	drive(t, s, clock)
+	// The healed crash's scheduled clear (at 31 s) is dropped: no start.
+	if !reflect.DeepEqual(fc.calls, []string{"resume 2"}) {
+		t.Errorf("calls after the engine's restart: %v", fc.calls)
+	}
+	want := []string{
+		"1 fault.inject app-crash 2 #1 for 30s",
+		"2 fault.inject app-hang 2 #2 for 3s",
+		"3 fault.inject app-crash 3 #3 until repaired",
+		"3.5 fault.clear app-crash 2 #1 repaired by the engine (restart policy always)",
+		"5 fault.clear app-hang 2 #2 duration over",
+	}
+	if !reflect.DeepEqual(l.lines, want) {
+		t.Errorf("events\n got %s\nwant %s", strings.Join(l.lines, "\n     "), strings.Join(want, "\n     "))
+	}
+	if len(s.Active()) != 1 || s.Active()[0].ID != 3 {
+		t.Errorf("active %v, want node 3's crash", s.Active())
+	}
+}

@@ -161,7 +161,7 @@ func TestLinkDelayLossComposeAndRevert(t *testing.T) {
 func TestNetPartitionAndClose(t *testing.T) {
 	before := runtime.NumGoroutine()
 	ups := map[int]string{1: "127.0.0.1:1", 2: "127.0.0.1:2", 3: "127.0.0.1:3", 4: "127.0.0.1:4"}
-	n, err := NewNet(ups, NetOptions{Seed: 1})
+	n, err := NewNet(ups, NetOptions{Seed: 1, ListenAddr: func(int, int) string { return "127.0.0.1:0" }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,9 @@ type NetOptions struct {
 	// Seed drives every link's randomness (link i→j gets a seed derived
 	// from Seed, i and j).
 	Seed int64
-	// ListenAddr is where the proxy for link from→to listens; default
-	// "127.0.0.1:0" (an ephemeral port on loopback).
+	// ListenAddr is where the proxy for link from→to listens (host:port;
+	// port 0 for an ephemeral one). Required: the address comes from the
+	// backend's plan (testbed.Plan.Proxy), never from this package.
 	ListenAddr func(from, to int) string
 }
 
@@ -37,7 +38,7 @@ func NewNet(upstreams map[int]string, opt NetOptions) (*Net, error) {
 	}
 	listen := opt.ListenAddr
 	if listen == nil {
-		listen = func(int, int) string { return "127.0.0.1:0" }
+		return nil, fmt.Errorf("faultnet: NetOptions.ListenAddr is required (pass the backend's planned proxy address, testbed.Plan.Proxy)")
 	}
 	n := &Net{links: map[[2]int]*Link{}}
 	for id := range upstreams {

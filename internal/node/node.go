@@ -23,7 +23,7 @@ import (
 
 // Config is what every node program is told at start.
 type Config struct {
-	Listen   string            // host:port to serve on, e.g. 127.0.0.11:8080
+	Listen   string            // host:port to serve on, from the backend's plan
 	Node     int               // this node's number, 1-based
 	Peers    []string          // every node's Listen address, index i = node i+1
 	Dir      string            // per-node working directory (may be empty)
@@ -57,7 +57,7 @@ func (c Config) Args() []string {
 	return args
 }
 
-// Defaults of the synthetic page set (seed 000 §3.3.2: ~18,000 pages of 26 KB).
+// Defaults of the synthetic page set (Broadwell 2004, §3.3.2: ~18,000 pages of 26 KB).
 const (
 	DefaultPages    = 18000
 	DefaultPageSize = 26 * 1024
@@ -65,7 +65,7 @@ const (
 
 // BindFlags defines the node flags on fs, writing into c.
 func BindFlags(fs *pflag.FlagSet, c *Config) {
-	fs.StringVar(&c.Listen, "listen", "127.0.0.1:8080", "host:port to serve on")
+	fs.StringVar(&c.Listen, "listen", "", "host:port to serve on (required; the backend plans it)")
 	fs.IntVar(&c.Node, "node", 1, "this node's number (1-based)")
 	fs.StringSliceVar(&c.Peers, "peers", nil, "every node's listen address, in node order")
 	fs.StringVar(&c.Dir, "dir", "", "per-node working directory")
@@ -116,6 +116,9 @@ func Run(ctx context.Context, kind string, cfg Config) error {
 	mu.Unlock()
 	if !ok {
 		return fmt.Errorf("unknown node kind %q (known: %s)", kind, strings.Join(Kinds(), ", "))
+	}
+	if cfg.Listen == "" && kind != ReaperKind { // the reaper serves nothing
+		return fmt.Errorf("%w: --listen is required: the host:port this node serves on, as the backend planned it", ErrConfig)
 	}
 	return f(ctx, cfg)
 }

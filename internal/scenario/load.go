@@ -16,16 +16,13 @@ import (
 	"github.com/faultbench/faultbench/internal/law"
 )
 
-// Systems are the cluster.system values faultbench knows (DESIGN §6).
-var Systems = []string{"static", "command", "press", "ssm", "raid", "container"}
-
-// FaultTypes lists every fault type of DESIGN §4 by category. Whether the
+// FaultTypes lists every fault type of docs/scenario.md by category. Whether the
 // chosen system and backend can inject one is checked by the fault package.
 var FaultTypes = map[string][]string{
 	"node":        {"node-crash", "node-freeze", "node-reboot"},
 	"application": {"app-crash", "app-hang"},
 	"network":     {"link-down", "link-flaky", "switch-down", "partition", "delay", "loss", "bandwidth"},
-	"resource":    {"mem-alloc-fail", "mem-pressure", "cpu-hog", "slow"},
+	"resource":    {"mem-alloc-fail", "mem-pin-fail", "mem-pressure", "cpu-hog", "slow"},
 	"bug":         {"bad-param-null", "bad-param-offset", "bad-param-size", "bitflip"},
 	"disk": {"disk-read-correctable", "disk-read-uncorrectable", "disk-write-correctable", "disk-write-uncorrectable",
 		"disk-hw-error", "disk-illegal-command", "disk-hang-read", "disk-hang-write", "disk-hang-idle", "disk-power-fail", "disk-remove"},
@@ -33,7 +30,7 @@ var FaultTypes = map[string][]string{
 	"maintenance": {"replace-disk", "start-reconstruction", "remove-wrong-disk", "restart-node", "restart-all"},
 }
 
-// IsFaultType reports whether t is a fault type of DESIGN §4.
+// IsFaultType reports whether t is a fault type of docs/scenario.md.
 func IsFaultType(t string) bool {
 	for _, list := range FaultTypes {
 		if contains(list, t) {
@@ -57,6 +54,7 @@ const (
 	DefaultMaxInFlight     = 10000
 	DefaultPages           = 18000
 	DefaultPageSize        = 26 * 1024
+	DefaultTraceMinUsable  = 0.9
 )
 
 // Load reads, defaults and validates a scenario file. The error lists every
@@ -103,8 +101,9 @@ var (
 	reType    = regexp.MustCompile(`^line (\d+): cannot unmarshal !!(\w+) ` + "`" + `([^` + "`" + `]*)` + "`" + ` into (\S+)`)
 )
 
-var typeSection = map[string]string{"Scenario": "the top level", "Cluster": "cluster", "Workload": "workload", "Phase": "a phase",
-	"Fault": "a fault", "Operator": "operator", "Knee": "workload.knee"}
+var typeSection = map[string]string{"Scenario": "the top level", "ClusterSpec": "cluster", "Workload": "workload", "Phase": "a phase",
+	"Fault": "a fault", "Operator": "operator", "Knee": "workload.knee",
+	"Request": "a workload.requests entry", "Expect": "a request's expect", "TLS": "workload.tls", "plain": "a guard rule"}
 
 func decodeError(name string, err error) error {
 	var fe *fieldError
@@ -171,9 +170,8 @@ func (sc *Scenario) applyDefaults(noSeed bool) {
 		sc.Seed = DefaultSeed
 	}
 	c := &sc.Cluster
-	if c.System == "" {
-		c.System = "static"
-	}
+	// cluster.system left out is testbed.DefaultSystem, which
+	// testbed.Resolve fills in: which systems exist is the registry's.
 	if c.Backend == "" {
 		c.Backend = "local"
 	}
@@ -183,17 +181,9 @@ func (sc *Scenario) applyDefaults(noSeed bool) {
 	if c.Boot.Duration == 0 {
 		c.Boot = D(DefaultBoot)
 	}
-	if c.System == "static" || c.System == "press" {
-		if c.Pages == 0 {
-			c.Pages = DefaultPages
-		}
-		if c.PageSize == 0 {
-			c.PageSize = DefaultPageSize
-		}
-		if c.Ready == "" {
-			c.Ready = "/health"
-		}
-	}
+	// A system's own defaults (the synthetic page set's size, the ready
+	// path) are its descriptor's: testbed.Resolve applies them after Load,
+	// since this package cannot ask the registry of systems.
 	w := &sc.Workload
 	if w.Driver == "" {
 		w.Driver = "http"
@@ -211,20 +201,23 @@ func (sc *Scenario) applyDefaults(noSeed bool) {
 		w.ResponseTimeout = D(DefaultResponseTimeout)
 	}
 	if w.Window.Duration == 0 {
-		w.Window = D(DefaultWindow)
+		// A default must not make a short run invalid: a run whose
+		// shortest phase is under 5s gets windows as long as that phase.
+		w.Window = D(min(DefaultWindow, sc.shortestPhase()))
 	}
 	if w.MaxInFlight == 0 {
 		w.MaxInFlight = DefaultMaxInFlight
 	}
 	sc.kneeDefaults()
-	if w.Trace == "" && sessionDriver(w.Driver) {
+	if w.TraceMinUsable == 0 && strings.HasPrefix(w.Trace, "clf:") {
+		w.TraceMinUsable = DefaultTraceMinUsable
+	}
+	if w.Trace == "" && (sessionDriver(w.Driver) || w.Driver == "kv") {
 		// The session drivers choose their own paths (/session/{user});
 		// the trace only feeds the schedule.
 		w.Trace = "zipf:1:1.0"
 	}
-	if w.Trace == "" && c.Pages > 0 {
-		w.Trace = fmt.Sprintf("zipf:%d:1.0", c.Pages)
-	}
+	sc.DefaultTrace()
 	for i := range sc.Faults {
 		if sc.Faults[i].Mode == "" {
 			sc.Faults[i].Mode = "transient"
@@ -239,6 +232,9 @@ func (sc *Scenario) applyDefaults(noSeed bool) {
 	}
 	if sc.Baseline == "" && len(sc.Phases) > 0 {
 		sc.Baseline = sc.Phases[0].Name
+	}
+	if len(sc.Guard) > 0 && sc.GuardCooldown.Duration == 0 {
+		sc.GuardCooldown = D(DefaultGuardCooldown)
 	}
 }
 
@@ -278,6 +274,18 @@ func (sc *Scenario) Length() time.Duration {
 	return total
 }
 
+// shortestPhase is the shortest positive phase duration (DefaultWindow
+// when there is none).
+func (sc *Scenario) shortestPhase() time.Duration {
+	shortest := DefaultWindow
+	for _, p := range sc.Phases {
+		if d := p.Duration.Duration; d > 0 && d < shortest {
+			shortest = d
+		}
+	}
+	return shortest
+}
+
 // PhaseAt returns the index of the phase running at offset t (the last
 // phase for t at or past the end).
 func (sc *Scenario) PhaseAt(t time.Duration) int {
@@ -297,25 +305,25 @@ func (sc *Scenario) validate() error {
 		errs = append(errs, sc.Errorf(path, format, args...))
 	}
 	c := sc.Cluster
-	if !contains(Systems, c.System) {
-		bad([]any{"cluster", "system"}, "unknown system %q (want one of %s)", c.System, strings.Join(Systems, ", "))
+	// Which systems and backends exist is the testbed registry's to say
+	// (testbed.Check): here only that they are names.
+	if c.System != "" && !isName(c.System) {
+		bad([]any{"cluster", "system"}, "system %q: want a name such as press or command", c.System)
 	}
-	if !contains([]string{"local", "netns", "docker"}, c.Backend) {
-		bad([]any{"cluster", "backend"}, "unknown backend %q (want local, netns or docker)", c.Backend)
+	if !isName(c.Backend) {
+		bad([]any{"cluster", "backend"}, "backend %q: want a name such as local", c.Backend)
 	}
-	if c.Nodes < 1 || c.Nodes > 200 {
+	// Attached, the engine says how many nodes there are (testbed.Check
+	// fills nodes in); a number given must match it.
+	nodesLater := c.Attach != nil && c.Nodes == 0
+	if (c.Nodes < 1 && !nodesLater) || c.Nodes > 200 {
 		bad([]any{"cluster", "nodes"}, "%d nodes: want 1 to 200", c.Nodes)
 	}
-	if c.System == "command" {
-		if len(c.Command) == 0 {
-			bad([]any{"cluster"}, "system: command needs command: [program, args...]")
-		}
-		if c.Port <= 0 {
-			bad([]any{"cluster", "port"}, "system: command needs the port its nodes listen on (1-65535)")
-		}
-	} else if len(c.Command) > 0 {
-		bad([]any{"cluster", "command"}, "command is only for system: command (this is system: %s)", c.System)
+	if c.Attach != nil {
+		sc.validateAttach(bad)
 	}
+	// Which systems need or take command, image, env and port is their
+	// descriptors' to say (testbed.System.Takes and Check).
 	if c.Port < 0 || c.Port > 65535 {
 		bad([]any{"cluster", "port"}, "%d is not a port (1-65535)", c.Port)
 	}
@@ -328,6 +336,10 @@ func (sc *Scenario) validate() error {
 
 	w := sc.Workload
 	switch {
+	case w.Model == "closed":
+		errs = append(errs, sc.validateClosed()...)
+	case w.Model != "" && w.Model != "open":
+		bad([]any{"workload", "model"}, "unknown model %q (want open, or closed for users who wait for each answer)", w.Model)
 	case w.Knee != nil:
 		errs = append(errs, sc.validateKnee()...)
 	case w.Rate <= 0 || w.Rate > 1e6:
@@ -339,10 +351,13 @@ func (sc *Scenario) validate() error {
 	if w.Clients < 1 || w.Clients > 1000 {
 		bad([]any{"workload", "clients"}, "%d clients: want 1 to 1000", w.Clients)
 	}
-	if w.Trace == "" {
-		bad([]any{"workload"}, "trace is required for system: %s (zipf:N:s, paths:FILE or clf:FILE)", c.System)
-	} else if !strings.HasPrefix(w.Trace, "zipf:") && !strings.HasPrefix(w.Trace, "paths:") && !strings.HasPrefix(w.Trace, "clf:") {
-		bad([]any{"workload", "trace"}, "%q: want zipf:N:s, paths:FILE or clf:FILE", w.Trace)
+	if w.Trace != "" && !strings.HasPrefix(w.Trace, "zipf:") && !strings.HasPrefix(w.Trace, "paths:") && !strings.HasPrefix(w.Trace, "clf:") && !strings.HasPrefix(w.Trace, "har:") {
+		bad([]any{"workload", "trace"}, "%q: want zipf:N:s, paths:FILE, clf:FILE or har:FILE", w.Trace)
+	}
+	if w.TraceMinUsable != 0 && !strings.HasPrefix(w.Trace, "clf:") {
+		bad([]any{"workload", "trace_min_usable"}, "trace_min_usable is for clf: traces (this trace is %q)", w.Trace)
+	} else if w.TraceMinUsable < 0 || w.TraceMinUsable > 1 || w.TraceMinUsable != w.TraceMinUsable {
+		bad([]any{"workload", "trace_min_usable"}, "%v: want the share of the log's lines that must parse, above 0 and at most 1 (e.g. 0.9)", w.TraceMinUsable)
 	}
 	if w.MaxInFlight < 1 {
 		bad([]any{"workload", "max_in_flight"}, "want at least 1")
@@ -356,7 +371,31 @@ func (sc *Scenario) validate() error {
 	if w.Flow < 0 {
 		bad([]any{"workload", "flow"}, "%d: want a positive number of requests per session", w.Flow)
 	}
-	if (w.Users != 0 || w.Flow != 0) && !sessionDriver(w.Driver) {
+	if w.Think != "" && w.Model != "closed" {
+		bad([]any{"workload", "think"}, "think is the pause of closed-loop users: add model: closed, or leave think out")
+	}
+	sc.validateRequests(bad)
+	if w.KV != nil && w.Driver != "kv" {
+		bad([]any{"workload", "kv"}, "kv configures driver: kv, not driver %s", w.Driver)
+	}
+	if k := w.KV; k != nil {
+		if k.API != "" && k.API != "etcd" {
+			bad([]any{"workload", "kv", "api"}, "api %q is unknown (want etcd)", k.API)
+		}
+		if k.Prefix != "" && !strings.HasPrefix(k.Prefix, "/") {
+			bad([]any{"workload", "kv", "prefix"}, "prefix %q: want a URL path such as /v3", k.Prefix)
+		}
+		if k.Keys < 0 || k.Keys > 65536 {
+			bad([]any{"workload", "kv", "keys"}, "%d keys: want 1 to 65536 per user (0: the default 8)", k.Keys)
+		}
+		if k.Reads < 0 || k.Reads > 1 {
+			bad([]any{"workload", "kv", "reads"}, "%v: want the share of gets, from 0 to 1", k.Reads)
+		}
+		if k.ValueSize < 0 || k.ValueSize > 1<<20 {
+			bad([]any{"workload", "kv", "value_size"}, "%d: want 1 to 1048576 bytes (0: the default 64)", k.ValueSize)
+		}
+	}
+	if ((w.Users != 0 && w.Model != "closed") || w.Flow != 0) && !sessionDriver(w.Driver) && !(w.Driver == "kv" && w.Flow == 0) {
 		bad([]any{"workload"}, "users and flow are settings of the ssm and session drivers, not of driver %s", w.Driver)
 	}
 
@@ -385,7 +424,7 @@ func (sc *Scenario) validate() error {
 		if f.Type == "" {
 			bad([]any{"faults", i}, "fault %d has no type", i+1)
 		} else if !IsFaultType(f.Type) {
-			bad(at("type"), "unknown fault type %q (see DESIGN §4: e.g. app-crash, app-hang, node-crash, node-freeze, link-down)", f.Type)
+			bad(at("type"), "unknown fault type %q (see the fault types in docs/scenario.md: e.g. app-crash, app-hang, node-crash, node-freeze, link-down)", f.Type)
 		}
 		if length > 0 && f.At.Duration >= length {
 			bad(at("at"), "%s is at or after the end of the run (%s)", f.At, length)
@@ -403,11 +442,14 @@ func (sc *Scenario) validate() error {
 				bad(at("every"), "%s: a recurrence is poisson(MEAN), gaussian(MEAN, SD) or fixed(D)", l)
 			}
 		}
-		if f.Node.N > c.Nodes {
+		// With nodes still to be found, fault.Validate checks the targets
+		// once they are.
+		outside := func(n int) bool { return n < 1 || (!nodesLater && n > c.Nodes) }
+		if !nodesLater && f.Node.N > c.Nodes {
 			bad(at("node"), "node %d does not exist (the cluster has nodes 1 to %d)", f.Node.N, c.Nodes)
 		}
 		for j, n := range append(append([]int{}, f.Nodes...), f.Link...) {
-			if n < 1 || n > c.Nodes {
+			if outside(n) {
 				bad(at("nodes"), "node %d (entry %d) does not exist (the cluster has nodes 1 to %d)", n, j+1, c.Nodes)
 			}
 		}
@@ -416,7 +458,7 @@ func (sc *Scenario) validate() error {
 		}
 		for _, g := range f.Group {
 			for _, n := range g {
-				if n < 1 || n > c.Nodes {
+				if outside(n) {
 					bad(at("group"), "node %d does not exist (the cluster has nodes 1 to %d)", n, c.Nodes)
 				}
 			}
@@ -447,6 +489,7 @@ func (sc *Scenario) validate() error {
 			bad([]any{"demerits", k}, "weight %v is negative", v)
 		}
 	}
+	sc.validateGuard(bad)
 	return errors.Join(errs...)
 }
 
@@ -454,7 +497,7 @@ var demeritKeys = []string{"conn_abort", "conn_error", "timeout", "http_error", 
 
 func needsNode(t string) bool {
 	switch t {
-	case "node-crash", "node-freeze", "node-reboot", "app-crash", "app-hang", "mem-alloc-fail", "mem-pressure", "cpu-hog", "slow",
+	case "node-crash", "node-freeze", "node-reboot", "app-crash", "app-hang", "mem-alloc-fail", "mem-pin-fail", "mem-pressure", "cpu-hog", "slow",
 		"bad-param-null", "bad-param-offset", "bad-param-size", "bitflip", "restart-node":
 		return true
 	}
@@ -514,6 +557,8 @@ func (sc *Scenario) Scaled(f float64) *Scenario {
 		}
 		out.Faults[i] = ft
 	}
+	out.Guard = scaledGuard(sc.Guard, f)
+	out.GuardCooldown = s(sc.GuardCooldown)
 	out.Operator.DetectAfter = s(sc.Operator.DetectAfter)
 	out.Operator.ActionTime = s(sc.Operator.ActionTime)
 	if sc.Operator.Response != "" {
@@ -559,5 +604,39 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// isName reports whether s is a registry name: lower-case letters, digits
+// and dashes, starting with a letter.
+func isName(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
+			return false
+		}
+	}
+	return true
+}
+
 // sessionDriver reports whether driver speaks the SSM session protocol.
+// DefaultTrace gives a scenario without workload.trace one request per
+// page of its page set, Zipf-distributed (zipf:PAGES:1.0), once
+// cluster.pages is known. Load calls it, and testbed.Resolve again after
+// the system's defaults.
+func (sc *Scenario) DefaultTrace() {
+	if w := &sc.Workload; w.Trace == "" && sc.Cluster.Pages > 0 && len(w.Requests) == 0 {
+		w.Trace = fmt.Sprintf("zipf:%d:1.0", sc.Cluster.Pages)
+	}
+}
+
+// CheckTrace is the last check of a resolved scenario (after
+// testbed.Resolve): a trace is required unless the system's page set gave
+// one.
+func (sc *Scenario) CheckTrace() error {
+	if sc.Workload.Trace == "" && len(sc.Workload.Requests) == 0 {
+		return sc.Errorf([]any{"workload"}, "trace is required for system: %s (zipf:N:s, paths:FILE, clf:FILE or har:FILE), or requests", sc.Cluster.System)
+	}
+	return nil
+}
+
 func sessionDriver(driver string) bool { return driver == "ssm" || driver == "session" }

@@ -28,8 +28,16 @@ func TestParseFillsDefaults(t *testing.T) {
 		sc.Workload.ResponseTimeout.Duration != 6*time.Second || sc.Workload.Arrivals != "poisson" || sc.Operator.Policy != "restart-failed" {
 		t.Fatalf("defaults not applied: %+v", sc)
 	}
-	if sc.Workload.Trace != "zipf:18000:1.0" || sc.Baseline != "warmup" || sc.Faults[0].Mode != "transient" {
-		t.Fatalf("defaults not applied: trace %q baseline %q mode %q", sc.Workload.Trace, sc.Baseline, sc.Faults[0].Mode)
+	if sc.Baseline != "warmup" || sc.Faults[0].Mode != "transient" {
+		t.Fatalf("defaults not applied: baseline %q mode %q", sc.Baseline, sc.Faults[0].Mode)
+	}
+	// The page set and the trace it implies are the system's defaults
+	// (testbed.Resolve): Load leaves them, and CheckTrace says so.
+	if sc.Cluster.Pages != 0 || sc.Workload.Trace != "" {
+		t.Fatalf("system defaults applied by Load: pages %d trace %q", sc.Cluster.Pages, sc.Workload.Trace)
+	}
+	if err := sc.CheckTrace(); err == nil || !strings.Contains(err.Error(), "t.yaml:4: workload: trace is required for system: static") {
+		t.Fatalf("CheckTrace before resolving: %v", err)
 	}
 	if !sc.Faults[1].Node.Any || sc.Length() != 30*time.Second || sc.PhaseAt(12*time.Second) != 1 {
 		t.Fatalf("bad node/length/phase: %+v", sc)

@@ -22,8 +22,13 @@ func Since(start time.Time) Clock {
 	return ClockFunc(func() time.Duration { return time.Since(start) })
 }
 
-// CommandSystem is the Spec.System of the user's own service (DESIGN §3).
+// CommandSystem is the Spec.System of the user's own service (docs/scenario.md).
 const CommandSystem = "command"
+
+// RunIDEnv is the environment variable through which every process a run
+// starts learns the run's id (Spec.RunID), so that whatever a killed run
+// left behind can be found by it.
+const RunIDEnv = "FAULTBENCH_RUN_ID"
 
 // Spec says what cluster to start. Every other System is a node kind of this
 // binary, started as `EXE node SYSTEM --listen ADDR ...`.
@@ -32,6 +37,10 @@ type Spec struct {
 	Mode    string
 	Nodes   int
 	Command []string // system command: argv with {addr} {port} {node} {dir}
+	// Image and ImageEnv are system container's (backend docker): the
+	// user's image and the environment of its containers.
+	Image    string
+	ImageEnv []string
 	// Port is the port every node listens on at its own address; 0 picks a
 	// free port per node (tests; concurrent runs).
 	Port int
@@ -45,6 +54,9 @@ type Spec struct {
 	Pages        int
 	PageSize     int
 	Options      map[string]string
+	// CPUs, when not empty, is the CPU list (cluster.cpus) every node
+	// process is pinned to; only a backend that is a CPUPinner takes it.
+	CPUs string
 	// NodeOptions, when set, gives node i options of its own (addresses
 	// that differ per node, such as press's peer.J proxies), merged over
 	// Options; a key it returns wins. It is called at every start of the
@@ -55,47 +67,50 @@ type Spec struct {
 	// Env is appended to the environment of every node (tests use it to make
 	// a test binary act as `faultbench node`).
 	Env []string
-	// FirstHost is the last octet of node 1's address; default 11, so node i
-	// is 127.0.0.(10+i).
+	// FirstHost is where a backend starts numbering its hosts (the local
+	// backend: the last octet of node 1's loopback address); 0 is the
+	// backend's default. Tests use it to keep concurrent clusters apart.
 	FirstHost int
-	// Clock stamps events; default: time since StartLocal.
+	// RunID labels everything the run starts: the backend passes it to
+	// every process in RunIDEnv (and on the command line where it can
+	// label things). Empty outside a run.
+	RunID string
+	// Clock stamps events; default: time since the cluster started.
 	Clock Clock
 	// Window is the run's analysis window (workload.window, scaled); a
 	// Sampler samples at least this often. Zero outside a run.
 	Window time.Duration
+	// Attach, when set, names running containers to use as the nodes
+	// instead of starting any (backend docker; Nodes may be 0 until the
+	// backend's Plan has found them).
+	Attach *scenario.Attach
 }
 
 // FromScenario fills a Spec from a scenario's cluster section.
-func FromScenario(c scenario.Cluster, dir string) Spec {
+func FromScenario(c scenario.ClusterSpec, dir string) Spec {
 	return Spec{
 		System: c.System, Mode: c.Mode, Nodes: c.Nodes, Command: c.Command, Port: c.Port,
 		Ready: c.Ready, ReadyTimeout: c.ReadyTimeout.Duration, Boot: c.Boot.Duration,
 		Dir: dir, Pages: c.Pages, PageSize: c.PageSize, Options: c.Options,
+		Image: c.Image, ImageEnv: c.Env, CPUs: c.CPUs, Attach: c.Attach,
 	}
-}
-
-// Host is node i's address (without port): 127.0.0.(FirstHost+i-1). A
-// system that must know every node's address before any starts (press's
-// intra-cluster mesh) uses it.
-func (s *Spec) Host(i int) string {
-	first := s.FirstHost
-	if first == 0 {
-		first = 11
-	}
-	return fmt.Sprintf("127.0.0.%d", first+i-1)
 }
 
 // DefaultBoot is the boot time when the scenario gives none (fault.Expand
 // uses the same default).
 const DefaultBoot = 30 * time.Second
 
-// MaxNodes bounds the cluster so every address stays inside 127.0.0.0/24.
+// MaxNodes bounds the cluster (the local backend keeps every address
+// inside one /24).
 const MaxNodes = 200
 
 // ErrStopped is returned by a node operation after Stop.
 var ErrStopped = errors.New("cluster stopped")
 
-func (s *Spec) validate() error {
+// Validate fills the defaults of s (ReadyTimeout, StopGrace, Boot) and
+// checks what every backend needs. A backend calls it first in Plan and
+// Start, and adds its own limits.
+func (s *Spec) Validate() error {
 	if s.ReadyTimeout <= 0 {
 		s.ReadyTimeout = 10 * time.Second
 	}
@@ -105,16 +120,11 @@ func (s *Spec) validate() error {
 	if s.Boot <= 0 {
 		s.Boot = DefaultBoot
 	}
-	if s.FirstHost == 0 {
-		s.FirstHost = 11
-	}
 	switch {
 	case s.System == "":
 		return errors.New("cluster: no system given")
-	case s.Nodes < 1 || s.Nodes > MaxNodes:
+	case (s.Nodes < 1 && s.Attach == nil) || s.Nodes > MaxNodes:
 		return fmt.Errorf("cluster: nodes must be 1..%d, got %d", MaxNodes, s.Nodes)
-	case s.FirstHost < 2 || s.FirstHost+s.Nodes-1 > 254:
-		return fmt.Errorf("cluster: addresses 127.0.0.%d.. do not fit in 127.0.0.0/24", s.FirstHost)
 	case s.System == CommandSystem && len(s.Command) == 0:
 		return errors.New("cluster: system command needs a command")
 	case s.Port < 0 || s.Port > 65535:

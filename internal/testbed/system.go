@@ -3,6 +3,9 @@ package testbed
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/faultbench/faultbench/internal/fault"
@@ -10,29 +13,72 @@ import (
 	"github.com/faultbench/faultbench/internal/scenario"
 )
 
-// A System adapts the testbed to a reference system whose nodes need more
-// than the flags every node gets: helpers started beside the nodes (press's
-// faultnet proxies), per-node addresses, fixed ports, a per-run secret,
-// fault levers of its own. A system registers one in an init function; the
-// runner and the scenario check look the cluster's system up, so neither
-// grows a case per system. A system without an entry runs as a plain
-// cluster.
-type System interface {
-	// Check validates the scenario's cluster section for this system
-	// before anything runs. Every error names file:line (sc.Errorf); the
-	// result may join several.
-	Check(sc *scenario.Scenario) error
+// System describes one system faultbench can run (cluster.system): a
+// reference system of this binary, or the user's own command. A system
+// registers its System once, in an init function of its own package; the
+// runner, validate, the scenario check and the CLI ask the registry, so
+// none of them keeps a list of systems or grows a case per system.
+type System struct {
+	// Name is the cluster.system value.
+	Name string
+	// NodeKinds are the `faultbench node` kinds its nodes run.
+	NodeKinds []string
+	// Levers are the fault levers (fault.Lever*) its Rig's target adds to
+	// the backend's.
+	Levers []string
+	// PageSet: its nodes serve the synthetic page set (package pageset),
+	// so the clients verify every body.
+	PageSet bool
+	// Takes are the cluster keys that describe the user's own program
+	// which this system reads: TakesCommand, TakesImage, TakesEnv. A
+	// scenario that sets one its system does not take is an error naming
+	// the systems that do; whether the system needs it is its Check's to
+	// say.
+	Takes []string
+	// Drivers are the workload drivers (workload.driver) its clients may
+	// use; empty: any. Check rejects another with DriverHint, which says
+	// why and what to use instead.
+	Drivers    []string
+	DriverHint string
+	// Defaults fills the system's own defaults into the scenario's
+	// cluster section (Resolve calls it after the page set's); nil: none.
+	Defaults func(c *scenario.ClusterSpec)
+	// Check validates the scenario for this system before anything runs,
+	// with the addresses the backend plans (stand-ins for the real ones),
+	// or a zero Plan when the backend refused the cluster (then Check's
+	// errors, if any, stand for the backend's).
+	// Every error names file:line (sc.Errorf); the result may join
+	// several. Nil: nothing to check beyond the scenario's own rules.
+	Check func(sc *scenario.Scenario, plan Plan) error
 	// Prepare is called once per run, before the nodes start, with the
-	// scenario's seed. It may fill spec (Port, NodeOptions, Env) and start
-	// helpers, which the returned Rig owns. On error nothing is left running.
-	Prepare(spec *Spec, seed int64) (Rig, error)
+	// backend's plan and the scenario's seed. It may fill spec (Port,
+	// NodeOptions, Env, Options) and start helpers, which the returned Rig
+	// owns. On error nothing is left running. Nil: a plain cluster.
+	Prepare func(spec *Spec, plan Plan, seed int64) (Rig, error)
 }
+
+// DefaultSystem is the system of a scenario that names none: the static
+// page server (Resolve fills it in).
+const DefaultSystem = "static"
+
+// AttachSystem is the system of a scenario that names none and attaches
+// to running containers (cluster.attach): the user's own image, which the
+// docker backend registers.
+const AttachSystem = "container"
+
+// The cluster keys a System Takes.
+const (
+	TakesCommand = "command" // cluster.command: the program and its arguments
+	TakesImage   = "image"   // cluster.image: the user's container image
+	TakesEnv     = "env"     // cluster.env: environment entries for the user's program
+)
 
 // Rig is what a System runs beside one cluster.
 type Rig interface {
 	// Target is the fault target of the running cluster c: c with the
-	// system's extra levers. It keeps every lever of c (embed it).
-	Target(c *Cluster) fault.Target
+	// system's extra levers. It must reach c through Unwrap (fault.As),
+	// never by embedding, so every lever of c stays found.
+	Target(c Cluster) fault.Target
 	// Close stops the helpers and reverts whatever they still impose
 	// (e.g. a cut link). Call it after the faults are reverted and the
 	// cluster stopped; safe to call twice.
@@ -53,7 +99,7 @@ type ClientNodes interface {
 // are reverted, and Watch returns once what it started has finished. emit
 // is safe for concurrent use; events carry the run's clock (Spec.Clock).
 type Watcher interface {
-	Watch(ctx context.Context, c *Cluster, emit func(record.Event))
+	Watch(ctx context.Context, c Cluster, emit func(record.Event))
 }
 
 // Sampler is an optional Rig capability: system metric series sampled
@@ -66,7 +112,7 @@ type Watcher interface {
 // window holds the last value recorded in it, so sample at least once per
 // window (Spec.Window; once a second when zero) to leave no gaps.
 type Sampler interface {
-	Sample(ctx context.Context, c *Cluster, series func(name string, v float64))
+	Sample(ctx context.Context, c Cluster, series func(name string, v float64))
 }
 
 var (
@@ -74,50 +120,73 @@ var (
 	systems   = map[string]System{}
 )
 
-// RegisterSystem makes s the adapter of cluster.system name. It panics on
-// a duplicate, like http.Handle.
-func RegisterSystem(name string, s System) {
+// RegisterSystem makes s the system of cluster.system s.Name. It panics on
+// a duplicate or a nameless system, like http.Handle.
+func RegisterSystem(s System) {
 	systemsMu.Lock()
 	defer systemsMu.Unlock()
-	if _, dup := systems[name]; dup {
-		panic("testbed: system registered twice: " + name)
+	if s.Name == "" {
+		panic("testbed: system without a name")
 	}
-	systems[name] = s
+	if _, dup := systems[s.Name]; dup {
+		panic("testbed: system registered twice: " + s.Name)
+	}
+	systems[s.Name] = s
 }
 
-func systemFor(name string) (System, bool) {
+// LookupSystem returns the system registered as name ("" is
+// DefaultSystem), or an error naming the systems this build can run.
+func LookupSystem(name string) (System, error) {
+	if name == "" {
+		name = DefaultSystem
+	}
 	systemsMu.Lock()
 	defer systemsMu.Unlock()
-	s, ok := systems[name]
-	return s, ok
-}
-
-// CheckSystem runs the registered System's Check for sc's cluster; nil for
-// a system without one.
-func CheckSystem(sc *scenario.Scenario) error {
-	s, ok := systemFor(sc.Cluster.System)
-	if !ok {
-		return nil
+	if s, ok := systems[name]; ok {
+		return s, nil
 	}
-	return s.Check(sc)
+	return System{}, fmt.Errorf("unknown system %q (this build runs %s)", name, strings.Join(slices.Sorted(maps.Keys(systems)), ", "))
 }
 
-// PrepareSystem runs the registered System's Prepare for spec.System, or
-// returns a Rig that adds nothing when the system has no entry.
-func PrepareSystem(spec *Spec, seed int64) (Rig, error) {
-	s, ok := systemFor(spec.System)
-	if !ok {
+// systemsTaking says which registered systems take cluster key key, as
+// "system: a or b" (sorted).
+func systemsTaking(key string) string {
+	systemsMu.Lock()
+	defer systemsMu.Unlock()
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(systems)) {
+		if slices.Contains(systems[name].Takes, key) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return "no system of this build"
+	}
+	return "system: " + strings.Join(names, " or ")
+}
+
+// SystemNames lists the registered systems, sorted.
+func SystemNames() []string {
+	systemsMu.Lock()
+	defer systemsMu.Unlock()
+	return slices.Sorted(maps.Keys(systems))
+}
+
+// Rig runs s.Prepare, or returns a Rig that adds nothing when s has
+// none.
+func (s System) Rig(spec *Spec, plan Plan, seed int64) (Rig, error) {
+	if s.Prepare == nil {
 		return plainRig{}, nil
 	}
-	rig, err := s.Prepare(spec, seed)
+	rig, err := s.Prepare(spec, plan, seed)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", spec.System, err)
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	return rig, nil
 }
 
-// plainRig is the Rig of a system with no adapter: the cluster as it is.
+// plainRig is the Rig of a system with no Prepare: the cluster as it is.
 type plainRig struct{}
 
-func (plainRig) Target(c *Cluster) fault.Target { return c }
-func (plainRig) Close() error                   { return nil }
+func (plainRig) Target(c Cluster) fault.Target { return c }
+func (plainRig) Close() error                  { return nil }

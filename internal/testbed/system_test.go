@@ -1,41 +1,27 @@
 package testbed
 
 import (
-	"slices"
 	"testing"
+	"time"
 )
 
-// NodeOptions are merged over Options per node, and a key it returns wins.
-func TestNodeOptionsMerge(t *testing.T) {
-	spec := Spec{System: "static", Nodes: 2, Options: map[string]string{"shared": "1", "intra": "from-scenario"},
-		NodeOptions: func(i int) map[string]string { return map[string]string{"intra": spec2addr(i)} }}
-	c := &Cluster{spec: spec, exe: "/bin/faultbench"}
-	for i := 1; i <= 2; i++ {
-		c.nodes = append(c.nodes, &nodeProc{c: c, id: i, addr: spec.Host(i) + ":80"})
-	}
-	for _, n := range c.nodes {
-		args := c.command(n).Args
-		for _, want := range []string{"shared=1", "intra=" + spec2addr(n.id)} {
-			if !slices.Contains(args, want) {
-				t.Errorf("node %d: argv %q lacks --option %s", n.id, args, want)
-			}
-		}
-	}
-	if spec.Options["intra"] != "from-scenario" {
-		t.Errorf("the shared Options map was modified: %v", spec.Options)
-	}
-}
-
-func spec2addr(i int) string { return (&Spec{}).Host(i) + ":9080" }
-
 func TestPlainRig(t *testing.T) {
-	spec := Spec{System: "no-such-system", Nodes: 1}
-	rig, err := PrepareSystem(&spec, 1)
+	rig, err := System{Name: "plain"}.Rig(&Spec{System: "plain", Nodes: 1}, Plan{Hosts: []string{"h1"}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{}
+	var c Cluster = stoppedCluster{}
 	if rig.Target(c) != c || rig.Close() != nil {
-		t.Error("a system without an adapter should run the cluster as it is")
+		t.Error("a system without Prepare should run the cluster as it is")
 	}
 }
+
+// stoppedCluster is a Cluster with no nodes.
+type stoppedCluster struct{}
+
+func (stoppedCluster) Size() int           { return 0 }
+func (stoppedCluster) Nodes() []Node       { return nil }
+func (stoppedCluster) Host(int) string     { return "" }
+func (stoppedCluster) Boot() time.Duration { return 0 }
+func (stoppedCluster) Dir() string         { return "" }
+func (stoppedCluster) Stop() error         { return nil }

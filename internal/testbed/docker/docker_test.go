@@ -1,0 +1,262 @@
+package docker
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/kernelfault"
+	"github.com/faultbench/faultbench/internal/record"
+)
+
+// engine returns the real engine or skips: the end-to-end tests need a
+// Docker engine and root (nsenter, nft, the warden's journal).
+func engine(t *testing.T) Engine {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("docker end-to-end tests need root")
+	}
+	eng, err := Connect(context.Background())
+	if err != nil {
+		t.Skipf("no Docker engine answers: %v", err)
+	}
+	removerEngine = Connect
+	t.Cleanup(func() { removeTestImage(eng) })
+	return eng
+}
+
+// removeTestImage removes the image of this test binary: every build of
+// it is a new image.
+func removeTestImage(eng Engine) {
+	files, err := imageFiles(os.Args[0])
+	if err != nil {
+		return
+	}
+	if sum, err := contentHash(files); err == nil {
+		_ = eng.ImageRemove(context.Background(), imageRepo+":"+sum[:12])
+	}
+}
+
+// runLeft lists the containers and networks of run id still on the engine.
+func runLeft(eng Engine, run string) []string {
+	var left []string
+	cs, _ := eng.ContainerList(context.Background(), LabelRun+"="+run)
+	for _, c := range cs {
+		left = append(left, "container "+c.Name+" "+c.Status)
+	}
+	ns, _ := eng.NetworkList(context.Background(), LabelRun+"="+run)
+	for _, n := range ns {
+		left = append(left, "network "+n.Name)
+	}
+	return left
+}
+
+func get(addr string) error {
+	client := http.Client{Timeout: 1500 * time.Millisecond}
+	resp, err := client.Get("http://" + addr + "/health")
+	if err != nil {
+		return err
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("status %s", resp.Status)
+	}
+	return nil
+}
+
+// eventually polls f until it returns nil, bounded by 20 s.
+func eventually(t *testing.T, what string, f func() error) {
+	t.Helper()
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if err = f(); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s: still %v after 20s", what, err)
+}
+
+func TestEveryContainerFaultTakesEffectAndReverts(t *testing.T) {
+	eng := engine(t)
+	b := &Backend{Connect: Connect}
+	spec := testSpec(t.TempDir(), "", 2)
+	spec.RunID = "e2e" + fmt.Sprintf("%09x", time.Now().UnixNano()&0xfffffffff)
+	plan, err := b.Plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var events []record.Event
+	tc, err := b.Start(context.Background(), spec, plan, func(e record.Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tc.(*Containers)
+	defer func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+		if left := runLeft(eng, spec.RunID); len(left) > 0 {
+			t.Errorf("left after Stop: %v", left)
+		}
+	}()
+	a1, a2 := c.Nodes()[0].Addr, c.Nodes()[1].Addr
+	for _, a := range []string{a1, a2} {
+		if err := get(a); err != nil {
+			t.Fatalf("node at %s: %v", a, err)
+		}
+	}
+	// app-crash: the holder keeps the address, so the kernel refuses.
+	if err := c.KillApp(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := get(a1); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("after KillApp: %v, want connection refused", err)
+	}
+	if err := c.StartApp(1); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "node 1 after StartApp", func() error { return get(a1) })
+	// app-hang: paused, the connection is accepted by the kernel but unanswered.
+	if err := c.Pause(2); err != nil {
+		t.Fatal(err)
+	}
+	var ne net.Error
+	if err := get(a2); !errors.As(err, &ne) || !ne.Timeout() {
+		t.Errorf("paused node: %v, want a timeout", err)
+	}
+	if err := c.Resume(2); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "node 2 after Resume", func() error { return get(a2) })
+	// nft rule on the client side of node 1: silence, then back.
+	undo, err := c.Filter(kernelfault.Label{Fault: "link-down", ID: 1}, 1, kernelfault.Block{Peers: kernelfault.Peers{Client: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := get(a1); err == nil {
+		t.Error("node 1 answered through a DROP rule")
+	}
+	if err := undo(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "node 1 after the rule went", func() error { return get(a1) })
+	// node-crash: the address goes; never refused, since no host answers.
+	if err := c.HostDown(2, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := get(a2); err == nil || errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("downed host: %v, want no answer at all", err)
+	}
+	if err := c.StartApp(2); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "node 2 after boot", func() error { return get(a2) })
+	mu.Lock()
+	defer mu.Unlock()
+	var mechs []string
+	for _, e := range events {
+		if e.Kind == "fault.effective" || e.Kind == "fault.reverted" {
+			mechs = append(mechs, strings.Fields(e.Detail)[1])
+		}
+	}
+	want := "docker-kill: docker-start: docker-pause: docker-unpause: nft: nft: docker-kill: docker-start: docker-start:"
+	if got := strings.Join(mechs, " "); got != want {
+		t.Errorf("mechanisms in events:\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestAKilledControllerLeavesNoContainerPausedNorRunning(t *testing.T) {
+	eng := engine(t)
+	run := fmt.Sprintf("%012x", time.Now().UnixNano()&0xffffffffffff)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), holderEnv+"="+run)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			line <- sc.Text()
+		}
+		close(line)
+	}()
+	select {
+	case l := <-line:
+		if l != "held" {
+			t.Fatalf("holder: %s", l)
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("holder did not hold within 90s")
+	}
+	if left := runLeft(eng, run); len(left) != 5 {
+		t.Fatalf("before the kill: %v, want 2 nodes of 2 containers and a network", left)
+	}
+	t0 := time.Now()
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	var left []string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if left = runLeft(eng, run); len(left) == 0 {
+			break
+		}
+	}
+	if len(left) > 0 {
+		t.Fatalf("30s after SIGKILL of the controller: %v", left)
+	}
+	t.Logf("the warden removed the run's containers and network %s after the controller's SIGKILL", time.Since(t0).Round(10*time.Millisecond))
+}
+
+// TestAUserImageRunsAsANode runs system container from a user image (here
+// the test binary's own image under another name) and crashes it.
+func TestAUserImageRunsAsANode(t *testing.T) {
+	eng := engine(t)
+	img, err := EnsureImage(context.Background(), eng, os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Backend{Connect: Connect}
+	spec := testSpec(t.TempDir(), fmt.Sprintf("%012x", time.Now().UnixNano()&0xffffffffffff), 1)
+	spec.System, spec.Image, spec.Port = ContainerSystem, img.Ref, 8000
+	spec.Command = []string{"node", "static", "--listen", "{addr}:{port}", "--node", "{node}", "--dir", "{dir}"}
+	plan, err := b.Plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := b.Start(context.Background(), spec, plan, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tc.(*Containers)
+	defer func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	addr := c.Nodes()[0].Addr
+	if err := get(addr); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.KillApp(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := get(addr); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("after KillApp: %v, want refused", err)
+	}
+}
