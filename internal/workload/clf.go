@@ -172,6 +172,84 @@ func ParseCLF(r io.Reader, name string) ([]CLFEntry, error) {
 	return out, nil
 }
 
+// CLFSkips is what ReadCLF left out of a log: lines that are not Common
+// Log Format. Real logs hold a few (a truncated last line, a line another
+// program wrote into the file), so they are counted, not fatal.
+type CLFSkips struct {
+	Lines     int    // non-blank lines read
+	Malformed int    // of them, lines that did not parse and were skipped
+	First     []int  // line numbers of the first malformed lines (at most maxSkipLines)
+	Reason    string // why the first malformed line did not parse
+}
+
+// maxSkipLines bounds the line numbers CLFSkips keeps.
+const maxSkipLines = 10
+
+// Usable is the share of non-blank lines that parsed (1 for an empty log).
+func (s CLFSkips) Usable() float64 {
+	if s.Lines == 0 {
+		return 1
+	}
+	return float64(s.Lines-s.Malformed) / float64(s.Lines)
+}
+
+// String says what was skipped, e.g. "2 of 51 lines malformed and skipped
+// (lines 7, 30; line 7: ...)"; it is empty when nothing was.
+func (s CLFSkips) String() string {
+	if s.Malformed == 0 {
+		return ""
+	}
+	nums := make([]string, len(s.First))
+	for i, n := range s.First {
+		nums[i] = strconv.Itoa(n)
+	}
+	more := ""
+	if s.Malformed > len(s.First) {
+		more = ", ..."
+	}
+	return fmt.Sprintf("%d of %d lines malformed and skipped (line %s%s; line %d: %s)",
+		s.Malformed, s.Lines, strings.Join(nums, ", "), more, s.First[0], s.Reason)
+}
+
+// ReadCLF reads a whole log like ParseCLF, but skips and counts the lines
+// that do not parse instead of stopping at the first. Its error is only
+// for what stops reading: an unreadable file, an over-long line, more than
+// maxTraceLines lines.
+func ReadCLF(r io.Reader, name string) ([]CLFEntry, CLFSkips, error) {
+	var out []CLFEntry
+	var skips CLFSkips
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		if line > maxTraceLines {
+			return nil, skips, fmt.Errorf("%s:%d: more than %d lines", name, line, maxTraceLines)
+		}
+		text := sc.Text()
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		skips.Lines++
+		e, err := ParseCLFLine(text)
+		if err != nil {
+			if skips.Malformed == 0 {
+				skips.Reason = strings.TrimPrefix(err.Error(), ErrCLF.Error()+": ")
+			}
+			skips.Malformed++
+			if len(skips.First) < maxSkipLines {
+				skips.First = append(skips.First, line)
+			}
+			continue
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, skips, fmt.Errorf("%s:%d: %w", name, line+1, err)
+	}
+	return out, skips, nil
+}
+
 // replayTarget turns a logged GET into a path we can send, or reports false.
 // Absolute-form targets ("http://host/p", logged by proxies) keep their path.
 func replayTarget(e CLFEntry) (string, bool) {
@@ -198,19 +276,43 @@ func replayTarget(e CLFEntry) (string, bool) {
 type clfTrace struct {
 	paths   []string
 	offsets []time.Duration
+	skips   CLFSkips // malformed lines left out
 }
 
-func loadCLFTrace(name string) (*clfTrace, error) {
+// DefaultTraceMinUsable is the share of an access log's non-blank lines
+// that must parse for it to be replayed (scenario key
+// workload.trace_min_usable).
+const DefaultTraceMinUsable = 0.9
+
+// ErrTraceUnusable is wrapped by loadCLFTrace's error for a log with too
+// few lines that parse.
+var ErrTraceUnusable = errors.New("too few usable lines")
+
+// loadCLFTrace reads the log at name, skipping malformed lines; it fails
+// when fewer than minUsable (0: DefaultTraceMinUsable) of its lines parse.
+func loadCLFTrace(name string, minUsable float64) (*clfTrace, error) {
+	if minUsable <= 0 {
+		minUsable = DefaultTraceMinUsable
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("clf trace: %w", err)
 	}
 	defer f.Close()
-	entries, err := ParseCLF(f, name)
+	entries, skips, err := ReadCLF(f, name)
 	if err != nil {
 		return nil, err
 	}
-	return newCLFTrace(entries, name)
+	if skips.Usable() < minUsable {
+		return nil, fmt.Errorf("%s: %w: %s, %.1f%% usable, below trace_min_usable %g (is it a Common Log Format access log?)",
+			name, ErrTraceUnusable, skips, 100*skips.Usable(), minUsable)
+	}
+	t, err := newCLFTrace(entries, name)
+	if err != nil {
+		return nil, err
+	}
+	t.skips = skips
+	return t, nil
 }
 
 func newCLFTrace(entries []CLFEntry, name string) (*clfTrace, error) {

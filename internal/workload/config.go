@@ -30,12 +30,20 @@ type Config struct {
 	// counts against ConnectTimeout. 0 (default) is no cap: every attempt
 	// that finds no idle connection opens one.
 	MaxConns    int
-	Trace       string // zipf:N:s | paths:FILE | clf:FILE
-	MaxInFlight int    // outstanding attempts per client (default 10000)
-	Users       int    // ssm/session drivers: users per client (0: DefaultUsers)
-	Flow        int    // session driver: requests per session (0: DefaultFlow)
+	Trace       string   // zipf:N:s | paths:FILE | clf:FILE
+	MaxInFlight int      // outstanding attempts per client (default 10000)
+	Users       int      // ssm/session drivers: users per client (0: DefaultUsers)
+	Flow        int      // session driver: requests per session (0: DefaultFlow)
+	KV          KVConfig // kv driver: keys, reads, value size, API (kv.go)
 	Seed        int64
 	Targets     []Target // round-robin over these, in order
+	// Model is "open" (default: Rate and Arrivals schedule every attempt
+	// in advance) or "closed" (closed.go: Users per client, each sending
+	// its next request when the previous one ended plus Think).
+	Model string
+	// Think is the closed-loop users' think-time law: "0", fixed(D) or
+	// exponential(MEAN).
+	Think string
 
 	// Verify checks the body of a complete 2xx response to target (its URL
 	// path). nil accepts any 2xx. It is called from many goroutines at once
@@ -49,9 +57,22 @@ type Config struct {
 	OwnHosts []netip.Addr
 	// BaseDir resolves relative trace file names (the scenario's directory).
 	BaseDir string
+	// TraceMinUsable is the share of a clf: log's lines that must parse;
+	// the rest are skipped (0: DefaultTraceMinUsable).
+	TraceMinUsable float64
+
+	// Requests (http driver) are sent instead of GETs of the trace's
+	// paths: templated methods, paths, headers and bodies, drawn by
+	// weight, each answer checked against its expectations
+	// (docs/real-services.md). A har: trace gives them instead.
+	Requests []RequestSpec
+	// TLS, when set, makes the http driver speak HTTPS to every target.
+	TLS *TLSSpec
+	// MaxBody bounds the response body kept for checks (0: DefaultMaxBody).
+	MaxBody int64
 }
 
-// Defaults of seed 000 §3.3: the browser gives up on connecting after 2 s and
+// Defaults of Broadwell (2004) §3.3: the browser gives up on connecting after 2 s and
 // on the page 6 s after connecting.
 const (
 	DefaultConnectTimeout  = 2 * time.Second
@@ -102,10 +123,29 @@ func Validate(cfg Config) error {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...))
 	}
 	if _, ok := drivers[cfg.Driver]; !ok {
-		bad("driver %q is unknown (want http, ssm, session, or null to send nothing)", cfg.Driver)
+		bad("driver %q is unknown (want http, ssm, session, kv, or null to send nothing)", cfg.Driver)
+	}
+	if cfg.Driver == "kv" {
+		if err := cfg.KV.withDefaults().validate(); err != nil {
+			bad("%v", err)
+		}
+	}
+	switch {
+	case cfg.Model == ModelClosed:
+		if _, err := ParseThink(cfg.Think); err != nil {
+			bad("%v", err)
+		}
+		if cfg.Arrivals == "trace" {
+			bad("arrivals trace replays a log's timing; closed-loop users set their own")
+		}
+	case cfg.Model != "" && cfg.Model != "open":
+		bad("model %q is unknown (want open or closed)", cfg.Model)
 	}
 	switch cfg.Arrivals {
 	case "poisson", "constant":
+		if cfg.Model == ModelClosed {
+			break // users pace themselves
+		}
 		if !(cfg.Rate > 0) || cfg.Rate > maxRate || math.IsInf(cfg.Rate, 0) {
 			bad("rate %v must be above 0 and at most %d per second", cfg.Rate, maxRate)
 		}
@@ -135,10 +175,14 @@ func Validate(cfg Config) error {
 	if cfg.MaxInFlight < 1 || cfg.MaxInFlight > maxMaxInFlight {
 		bad("max_in_flight %d must be between 1 and %d", cfg.MaxInFlight, maxMaxInFlight)
 	}
+	errs = append(errs, validateRequests(cfg)...)
 	spec, err := ParseTraceSpec(cfg.Trace)
-	if err != nil {
+	switch {
+	case len(cfg.Requests) > 0 && cfg.Trace == "":
+		// The requests are the workload; no trace is needed.
+	case err != nil:
 		errs = append(errs, fmt.Errorf("%w: %w", ErrConfig, err))
-	} else if cfg.Arrivals == "trace" && spec.Kind != "clf" {
+	case cfg.Arrivals == "trace" && spec.Kind != "clf":
 		bad("arrivals: trace replays the timing of an access log and needs a clf:FILE trace, not %q", cfg.Trace)
 	}
 	if len(cfg.Targets) == 0 {

@@ -1,7 +1,7 @@
-// Package workload emulates the users of a clustered service (seed 000 §3.3):
+// Package workload emulates the users of a clustered service (Broadwell 2004, §3.3):
 // open-loop client emulators that send requests on a schedule fixed in
 // advance, spread them round-robin over the nodes, and classify every attempt
-// into exactly one of the six outcomes of DESIGN §3.
+// into exactly one of the six outcomes of docs/results.md.
 //
 // # Open loop
 //
@@ -12,7 +12,7 @@
 // time: if the generator sends it late, the delay counts as latency, and a
 // slow server never slows the offered load (no coordinated omission).
 //
-// # Outcomes (Fig. 7 of seed 000)
+// # Outcomes (Fig. 7 of Broadwell 2004)
 //
 // The user's patience runs from the moment the request is scheduled:
 //
@@ -28,14 +28,43 @@
 //     verifier rejects: data_error;
 //   - otherwise ok.
 //
-// An arrival that finds MaxInFlight attempts of its client still outstanding
-// is recorded as conn_error with zero latency and is not sent, so memory stays
-// bounded however slow the service gets.
+// # The generator accounts for itself
+//
+// An arrival that finds MaxInFlight attempts of its client still
+// outstanding is not sent, so memory stays bounded however slow the service
+// gets; nor is one that finds every user of a session client busy, or no
+// connection of a MaxConns-capped client free before connect_timeout. Such
+// an attempt is recorded with record.Request.Refused saying why: it
+// measures the generator, not the service, and analysis keeps it out of
+// the six outcomes. Every attempt also records its send lag, from its
+// scheduled time to the moment it was handed to its connection, so a
+// generator falling behind its schedule shows in the record.
+//
+// # No attempt left out
+//
+// Every arrival scheduled before the run ends is recorded exactly once.
+// When the run is cut (its context ends, or Stop), no new attempt starts,
+// arrivals already due that were not yet sent are recorded as cut short,
+// and the attempts in flight are awaited: their own deadlines bound the
+// wait. Abandon (or the drain bound) ends the wait; every attempt still
+// unfinished is then recorded as cut short, with the time it had waited
+// so far: not a timeout, whose meaning stays "no answer within
+// response_timeout".
+//
+// # Load spikes
+//
+// The fault type load-spike acts on the generator (spike.go): the runner
+// wraps the fault target with Generator.Target, so the scheduler's
+// injector finds the generator as a Spiker with fault.As, on every
+// backend. A spike adds extra open-loop clients (or closed-loop users)
+// from its inject to its revert, recorded like every other attempt, and
+// reports the offered rate it measured in its fault.effective and
+// fault.reverted events.
 //
 // # Safety
 //
 // New resolves every target before anything is sent and refuses addresses
 // that are neither loopback nor one of the run's own hosts unless AllowRemote
-// is set (DESIGN §7). Requests are sent to the resolved address, so a name
+// is set (docs/architecture.md). Requests are sent to the resolved address, so a name
 // cannot re-resolve elsewhere during the run.
 package workload

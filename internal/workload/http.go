@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/record"
@@ -33,6 +34,13 @@ type HTTPDriver struct {
 	mu     sync.Mutex
 	pools  map[string]*connPool // keep-alive only, by address
 	closed bool
+
+	seq       atomic.Uint64 // templated requests: attempts so far (reqtmpl's {{seq}})
+	tlsByHost sync.Map      // host:port -> *tls.Config with that server name
+
+	// netHTTPHeads makes every answer go through net/http.ReadResponse,
+	// as before peekHead: the reference its tests compare against.
+	netHTTPHeads bool
 }
 
 // maxIdlePerAddr bounds the idle keep-alive connections kept for one
@@ -66,7 +74,12 @@ func (c *httpConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
+// readBufSize is each connection's read buffer: large enough that a page
+// of a few tens of KiB arrives in one or two reads, and a long response
+// head still fits for peekHead.
+const readBufSize = 32 << 10
+
+var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufSize) }}
 
 // newHTTPConn wraps a connection that holds no pool slot.
 func newHTTPConn(c net.Conn) *httpConn { return newPooledConn(c, nil) }
@@ -94,7 +107,15 @@ func (c *httpConn) close() {
 var aLongTimeAgo = time.Unix(1, 0)
 
 // Do implements Driver.
-func (d *HTTPDriver) Do(ctx context.Context, a Attempt) Result {
+func (d *HTTPDriver) Do(ctx context.Context, a Attempt) (r Result) {
+	// sent is when the first try got its connection (or began to dial):
+	// a wait for a MaxConns slot before it is the generator's send lag.
+	var sent time.Time
+	defer func() {
+		if r.Refused == record.NotRefused {
+			r.Sent = sent
+		}
+	}()
 	connectBy := a.Scheduled.Add(d.cfg.ConnectTimeout)
 	aborted := Result{Outcome: record.ConnAbort, End: connectBy}
 	var pool *connPool
@@ -107,8 +128,15 @@ func (d *HTTPDriver) Do(ctx context.Context, a Attempt) Result {
 		if pool != nil {
 			var ok bool
 			if conn, slotted, ok = pool.acquire(ctx, connectBy); !ok {
-				return aborted // no connection free in time
+				// No connection of the client's MaxConns came free in
+				// time: the generator's own limit, not the service's.
+				r := aborted
+				r.Refused = record.RefusedNoConn
+				return r
 			}
+		}
+		if sent.IsZero() {
+			sent = time.Now()
 		}
 		reused := conn != nil
 		if conn == nil {
@@ -125,6 +153,13 @@ func (d *HTTPDriver) Do(ctx context.Context, a Attempt) Result {
 					return aborted
 				}
 				return Result{Outcome: record.ConnError, End: time.Now()}
+			}
+			if d.cfg.TLS != nil {
+				var failed *Result
+				if c, failed = d.handshake(ctx, c, a, connectBy); failed != nil {
+					pool.release(slotted)
+					return *failed
+				}
 			}
 			var slotOf *connPool
 			if slotted {
@@ -213,27 +248,42 @@ func (d *HTTPDriver) exchange(ctx context.Context, conn *httpConn, a Attempt, de
 	defer stop()
 
 	timedOut := Result{Outcome: record.Timeout, End: deadline}
-	if _, err := conn.Write(d.request(a)); err != nil {
+	var payload []byte
+	var st *reqState
+	if d.cfg.Requests != nil {
+		st = d.prepare(a, d.seq.Add(1))
+		defer st.release()
+		payload = st.req
+		defer func() { r.Target = st.target }()
+	} else {
+		buf := requestBufs.Get().(*[]byte)
+		defer requestBufs.Put(buf)
+		*buf = d.appendRequest((*buf)[:0], a)
+		payload = *buf
+	}
+	if _, err := conn.Write(payload); err != nil {
 		if isTimeout(err) {
 			return timedOut, false, false
 		}
 		return Result{Outcome: record.ConnError, End: time.Now()}, false, true
 	}
 	conn.bytes = 0
-	resp, err := http.ReadResponse(conn.br, nil)
-	if err != nil {
-		switch {
-		case isTimeout(err):
-			return timedOut, false, false
-		case conn.bytes == 0:
-			// Closed or reset before any byte of a response.
-			return Result{Outcome: record.ConnError, End: time.Now()}, false, true
-		default:
-			// Something came back, but not an HTTP response.
-			return Result{Outcome: record.DataError, End: time.Now()}, false, false
+	if st == nil && !d.netHTTPHeads {
+		if h, n, err := peekHead(conn.br); err != nil {
+			return headFailed(err, conn, timedOut)
+		} else if n > 0 && (d.cfg.Verify == nil || h.length >= 0 && h.length <= maxVerifyBody) {
+			conn.br.Discard(n)
+			return d.plainBody(conn, a, h, deadline)
 		}
 	}
+	resp, err := http.ReadResponse(conn.br, nil)
+	if err != nil {
+		return headFailed(err, conn, timedOut)
+	}
 	r.Status = resp.StatusCode
+	if st != nil {
+		return d.checkResponse(st, a, resp, deadline)
+	}
 	ok2xx := resp.StatusCode >= 200 && resp.StatusCode < 300
 	var body *bytes.Buffer
 	if ok2xx && d.cfg.Verify != nil {
@@ -245,28 +295,89 @@ func (d *HTTPDriver) exchange(ctx context.Context, conn *httpConn, a Attempt, de
 	}
 	r.End = time.Now()
 	keep = d.cfg.Keepalive && err == nil && !resp.Close
-	switch {
-	case !ok2xx:
-		// The status is the service's answer, whatever became of the body.
-		r.Outcome = record.HTTPError
-	case err != nil && isTimeout(err):
-		r.Outcome, r.End = record.Timeout, deadline
-	case err != nil:
-		r.Outcome = record.DataError // truncated or badly framed body
-	case body != nil && (r.Bytes > maxVerifyBody || !d.cfg.Verify(a.Target, body.Bytes())):
-		r.Outcome = record.DataError
-	default:
-		r.Outcome = record.OK
+	r.Outcome = d.plainOutcome(a, resp.StatusCode, err, body, r.Bytes)
+	if r.Outcome == record.Timeout {
+		r.End = deadline
 	}
 	return r, keep, false
 }
 
+// headFailed classifies an answer whose head could not be read.
+func headFailed(err error, conn *httpConn, timedOut Result) (r Result, keep, retry bool) {
+	switch {
+	case isTimeout(err):
+		return timedOut, false, false
+	case conn.bytes == 0:
+		// Closed or reset before any byte of a response.
+		return Result{Outcome: record.ConnError, End: time.Now()}, false, true
+	default:
+		// Something came back, but not an HTTP response.
+		return Result{Outcome: record.DataError, End: time.Now()}, false, false
+	}
+}
+
+// plainBody reads the body of a plain GET's answer whose head peekHead
+// read, without allocating: discarded, or kept for Verify when the head
+// gave its length (peekHead's caller sends every other case to net/http).
+func (d *HTTPDriver) plainBody(conn *httpConn, a Attempt, h plainHead, deadline time.Time) (r Result, keep, retry bool) {
+	r.Status = h.status
+	ok2xx := h.status >= 200 && h.status < 300
+	var body *bytes.Buffer
+	var err error
+	switch {
+	case ok2xx && d.cfg.Verify != nil:
+		body = bodyPool.Get().(*bytes.Buffer)
+		defer func() { body.Reset(); bodyPool.Put(body) }()
+		body.Grow(int(h.length))
+		buf := body.AvailableBuffer()[:h.length]
+		var n int
+		n, err = io.ReadFull(conn.br, buf)
+		body.Write(buf[:n])
+		r.Bytes = int64(n)
+	case h.length >= 0:
+		var n int
+		n, err = conn.br.Discard(int(h.length))
+		r.Bytes = int64(n)
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // as net/http's body says of a short one
+		}
+	default:
+		r.Bytes, err = conn.br.WriteTo(io.Discard) // until the server closes
+	}
+	r.End = time.Now()
+	keep = d.cfg.Keepalive && err == nil && !h.close
+	r.Outcome = d.plainOutcome(a, h.status, err, body, r.Bytes)
+	if r.Outcome == record.Timeout {
+		r.End = deadline
+	}
+	return r, keep, false
+}
+
+// plainOutcome classifies a plain GET's answer: its status, the error that
+// ended its body (nil when whole), and the body kept for Verify (nil when
+// not verified).
+func (d *HTTPDriver) plainOutcome(a Attempt, status int, err error, body *bytes.Buffer, n int64) record.Outcome {
+	switch {
+	case status < 200 || status >= 300:
+		// The status is the service's answer, whatever became of the body.
+		return record.HTTPError
+	case err != nil && isTimeout(err):
+		return record.Timeout
+	case err != nil:
+		return record.DataError // truncated or badly framed body
+	case body != nil && (n > maxVerifyBody || !d.cfg.Verify(a.Target, body.Bytes())):
+		return record.DataError
+	}
+	return record.OK
+}
+
 var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// request builds the GET for a. The slice is only valid until the next call
-// on the same goroutine's behalf; it is written at once.
-func (d *HTTPDriver) request(a Attempt) []byte {
-	b := make([]byte, 0, 64+len(a.Target)+len(a.Host))
+// requestBufs hold the GETs being written, so that building one allocates nothing.
+var requestBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+// appendRequest appends the GET for a to b.
+func (d *HTTPDriver) appendRequest(b []byte, a Attempt) []byte {
 	b = append(b, "GET "...)
 	b = append(b, a.Target...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/faultbench/faultbench/internal/kvcheck"
 	"github.com/faultbench/faultbench/internal/record"
 )
 
@@ -32,30 +34,62 @@ func (f SinkFunc) Record(r record.Request) { f(r) }
 // SendObserver is an optional Sink capability, for benchmarks and progress
 // displays: Sent is called, from the attempt's goroutine, when an attempt is
 // handed to its driver, with lag = that moment minus its scheduled time.
-// Arrivals refused by MaxInFlight are not sent and not observed.
+// Arrivals refused by MaxInFlight, or cut short before they were sent, are
+// not sent and not observed.
 type SendObserver interface {
 	Sent(client int, lag time.Duration)
 }
 
+// FlightObserver follows the attempts in flight (live views, the guard's
+// inflight_age). Started is called from an attempt's goroutine just before
+// it is handed to its driver, Ended from the same goroutine when the driver
+// returned, before the attempt is recorded; at is the attempt's scheduled
+// offset from the run's start (its record's StartS). Every Started attempt
+// is Ended exactly once. Both must be safe for concurrent use and quick.
+type FlightObserver interface {
+	Started(client int, at time.Duration)
+	Ended(client int, at time.Duration)
+}
+
 // drainGrace is how long past every deadline the generator waits for
-// attempts (a slow Verify, say) before abandoning them.
+// attempts (a slow Verify, say) before cutting them short.
 const drainGrace = time.Second
 
 // Generator runs the client emulators of one run. Build it with New, run it
-// once with Run; Stop may be called from any goroutine, any number of times.
+// once with Run; Stop and Abandon may be called from any goroutine, any
+// number of times.
+//
+// Every arrival scheduled before the run ends (its length, or the moment
+// ctx or Stop cut it) is recorded exactly once: with its outcome; as
+// refused by the generator (record.Request.Refused); or, when it had not
+// finished by the time Abandon or the drain bound cut it, as cut short
+// (record.Request.CutShort) with the time it had waited.
 type Generator struct {
 	cfg     Config
 	targets []resolvedTarget
 	trace   Trace
 	sink    Sink
-	obs     SendObserver
+	// requests and tls are the http driver's templated requests and HTTPS
+	// configuration (nil: GETs of the trace's paths, plain HTTP).
+	requests *RequestSet
+	tls      *tls.Config
+	obs      SendObserver
+	// kvHistory is the kv driver's history, from Run's start to its end;
+	// nil without Config.KV.History.
+	kvHistory *kvcheck.Writer
+	flight    FlightObserver
 
-	mu      sync.Mutex
-	started bool
-	stopped bool
-	cancel  context.CancelFunc // stops scheduling; nil until Run
-	abort   context.CancelFunc // abandons attempts in flight; nil until Run
-	dropped atomic.Bool        // set when in-flight results are to be discarded
+	mu        sync.Mutex
+	started   bool
+	stopped   bool
+	abandoned bool
+	cancel    context.CancelFunc // stops scheduling; nil until Run
+	abort     context.CancelFunc // cuts attempts in flight short; nil until Run
+	cutAt     atomic.Int64       // UnixNano when attempts in flight were cut short; 0 before
+	run       runBounds          // set by Run under mu, for load spikes
+
+	offered atomic.Int64 // arrivals handed out so far (load-spike evidence)
+	spikes  spikeState
 }
 
 // ErrAlreadyRun is returned by Run on a Generator that has run before.
@@ -72,8 +106,14 @@ func New(ctx context.Context, cfg Config, sink Sink) (*Generator, error) {
 	if sink == nil {
 		return nil, fmt.Errorf("%w: nil sink", ErrConfig)
 	}
-	spec, _ := ParseTraceSpec(cfg.Trace) // Validate parsed it
-	trace, err := LoadTrace(spec, cfg.BaseDir)
+	var trace Trace = &requestTrace{}
+	if cfg.Trace != "" {
+		var err error
+		if trace, err = loadTrace(cfg); err != nil {
+			return nil, err
+		}
+	}
+	reqs, tlsConfig, err := loadRequests(cfg, trace)
 	if err != nil {
 		return nil, err
 	}
@@ -81,16 +121,22 @@ func New(ctx context.Context, cfg Config, sink Sink) (*Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Generator{cfg: cfg, targets: targets, trace: trace, sink: sink}
+	g := &Generator{cfg: cfg, targets: targets, trace: trace, sink: sink, requests: reqs, tls: tlsConfig}
 	g.obs, _ = sink.(SendObserver)
 	return g, nil
 }
 
 // Run sends the workload from start (the run's t0; a record's StartS is its
-// scheduled time minus start) until start+length, then waits for the attempts
-// still in flight, which their own deadlines bound, and returns. It returns
-// ctx's error if ctx ended the run early, and nil when it ran to its end or
-// Stop ended it.
+// scheduled time minus start) until start+length, or until ctx ends or Stop
+// is called, whichever is first. It then waits for the attempts still in
+// flight — their own deadlines bound the wait — unless Abandon cuts them
+// short, and returns once every arrival up to the end is recorded. It
+// returns ctx's error if ctx ended the run early, and nil when it ran to
+// its end or Stop ended it.
+//
+// ctx ending does not abandon the attempts in flight: an interrupted run
+// still learns what became of them (the caller should first revert the
+// faults that hold them), and calls Abandon when it cannot wait any longer.
 func (g *Generator) Run(ctx context.Context, start time.Time, length time.Duration) error {
 	schedCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -103,37 +149,43 @@ func (g *Generator) Run(ctx context.Context, start time.Time, length time.Durati
 	}
 	g.started = true
 	g.cancel, g.abort = cancel, abort
-	stopped := g.stopped
+	g.run = runBounds{sched: schedCtx, attempts: attemptCtx, start: start, length: length}
+	stopped, abandoned := g.stopped, g.abandoned
 	g.mu.Unlock()
 	if stopped {
 		return nil
 	}
-	// Stop and ctx both abandon attempts in flight; their results are dropped.
-	stopWatch := context.AfterFunc(schedCtx, g.drop)
-	defer stopWatch()
+	if abandoned {
+		g.Abandon()
+	}
 
+	if g.cfg.KV.History != nil && g.cfg.Driver == "kv" {
+		g.kvHistory = kvcheck.NewWriter(g.cfg.KV.History, start)
+	}
 	var wg sync.WaitGroup
 	for c := range g.cfg.Clients {
-		wg.Go(func() { g.client(schedCtx, attemptCtx, c, start, length) })
+		if g.cfg.Model == ModelClosed {
+			wg.Go(func() { g.closedClient(schedCtx, attemptCtx, c, start, length) })
+			continue
+		}
+		wg.Go(func() { g.client(schedCtx, attemptCtx, c, start, length, newSchedule(g.cfg, g.trace, c), nil) })
 	}
 	wg.Wait()
+	g.endSpikes()
+	if g.kvHistory != nil {
+		if err := g.kvHistory.Close(); err != nil {
+			return fmt.Errorf("writing the kv history: %w", err)
+		}
+	}
 	return ctx.Err()
 }
 
-// drop abandons in-flight attempts and discards their results.
-func (g *Generator) drop() {
-	g.dropped.Store(true)
-	g.mu.Lock()
-	abort := g.abort
-	g.mu.Unlock()
-	if abort != nil {
-		abort()
-	}
-}
+// ObserveFlight sets o to follow the attempts in flight. Call it before Run.
+func (g *Generator) ObserveFlight(o FlightObserver) { g.flight = o }
 
-// Stop ends the run early: no new attempts start, attempts in flight are
-// abandoned and not recorded, and Run returns. Safe to call twice, and
-// before or after Run.
+// Stop ends the run early: no new attempts start, and Run returns once the
+// attempts in flight have ended (or Abandon cut them short). Safe to call
+// twice, and before or after Run.
 func (g *Generator) Stop() {
 	g.mu.Lock()
 	g.stopped = true
@@ -142,6 +194,22 @@ func (g *Generator) Stop() {
 	if cancel != nil {
 		cancel()
 	}
+}
+
+// Abandon stops the run and cuts every attempt still in flight short: each
+// is recorded at once with CutShort set and the time it had waited, and Run
+// returns. Safe to call twice, and before or after Run.
+func (g *Generator) Abandon() {
+	g.mu.Lock()
+	g.stopped, g.abandoned = true, true
+	cancel, abort := g.cancel, g.abort
+	g.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	g.cutAt.CompareAndSwap(0, time.Now().UnixNano())
+	abort()
 }
 
 // Run is New followed by Generator.Run.
@@ -153,21 +221,15 @@ func Run(ctx context.Context, cfg Config, start time.Time, length time.Duration,
 	return g.Run(ctx, start, length)
 }
 
-// client is one emulator: it walks its schedule, sleeping until each
-// arrival, and starts a goroutine per attempt. The loop is bounded by the
-// run's length; the wait after it by the attempts' deadlines plus drainGrace.
-func (g *Generator) client(schedCtx, attemptCtx context.Context, c int, start time.Time, length time.Duration) {
-	sched := newSchedule(g.cfg, g.trace, c)
-	driver := drivers[g.cfg.Driver](DriverConfig{
-		ConnectTimeout:  g.cfg.ConnectTimeout,
-		ResponseTimeout: g.cfg.ResponseTimeout,
-		Keepalive:       g.cfg.Keepalive,
-		MaxConns:        g.cfg.MaxConns,
-		Verify:          g.cfg.Verify,
-		Client:          c,
-		Users:           g.cfg.Users,
-		Flow:            g.cfg.Flow,
-	})
+// client is one emulator: it walks its schedule (the client's own, or a
+// load spike's), sleeping until each arrival, and starts a goroutine per
+// attempt. The loop is bounded by the
+// run's length; the wait after it by the attempts' deadlines plus
+// drainGrace, after which they are cut short.
+//
+// count, when not nil, counts the arrivals handed out (a spike's own).
+func (g *Generator) client(schedCtx, attemptCtx context.Context, c int, start time.Time, length time.Duration, sched *schedule, count *atomic.Int64) {
+	driver := g.newDriver(c)
 	if closer, ok := driver.(io.Closer); ok {
 		defer closer.Close()
 	}
@@ -177,18 +239,22 @@ func (g *Generator) client(schedCtx, attemptCtx context.Context, c int, start ti
 	defer sleep.close()
 	maxInFlight := int64(g.cfg.MaxInFlight)
 
-	for {
-		a, ok := sched.next()
-		if !ok || a.at >= length {
-			break
-		}
+	a, ok := sched.next()
+	for ; ok && a.at < length; a, ok = sched.next() {
+		a := a // each attempt's goroutine keeps its own arrival
 		when := start.Add(a.at)
 		if !sleep.until(schedCtx, when) {
 			break
 		}
 		t := &g.targets[a.target]
+		g.offered.Add(1)
+		if count != nil {
+			count.Add(1)
+		}
 		if inFlight.Load() >= maxInFlight {
-			g.sink.Record(record.Request{StartS: a.at.Seconds(), Outcome: record.ConnError, Node: t.Node, Client: c, Target: a.path})
+			waited := time.Since(when).Seconds()
+			g.sink.Record(record.Request{StartS: a.at.Seconds(), LatencyS: waited, SendLagS: waited, Outcome: record.ConnError,
+				Refused: record.RefusedMaxInFlight, Node: t.Node, Client: c, Target: a.path})
 			continue
 		}
 		inFlight.Add(1)
@@ -196,40 +262,79 @@ func (g *Generator) client(schedCtx, attemptCtx context.Context, c int, start ti
 		go func() {
 			defer attempts.Done()
 			defer inFlight.Add(-1)
-			if g.obs != nil {
-				g.obs.Sent(c, time.Since(when))
-			}
-			r := driver.Do(attemptCtx, Attempt{Scheduled: when, Addr: t.dial, Host: t.host, Target: a.path})
-			if g.dropped.Load() {
-				return
-			}
-			target := a.path
-			if r.Target != "" {
-				target = r.Target
-			}
-			g.sink.Record(record.Request{
-				StartS:   a.at.Seconds(),
-				LatencyS: r.End.Sub(when).Seconds(),
-				Outcome:  r.Outcome,
-				Node:     t.Node,
-				Client:   c,
-				Bytes:    r.Bytes,
-				Status:   r.Status,
-				Target:   target,
-			})
+			g.attempt(attemptCtx, driver, c, a, when, t)
 		}()
 	}
+	if ok && a.at < length && schedCtx.Err() != nil {
+		// The run was cut: the arrivals already due that the loop had not
+		// reached (it was behind, or asleep for the next one) are part of
+		// the run and are recorded, unsent, as cut short.
+		cut := time.Now()
+		for ; ok && a.at < length && !start.Add(a.at).After(cut); a, ok = sched.next() {
+			waited := cut.Sub(start.Add(a.at)).Seconds()
+			g.sink.Record(record.Request{StartS: a.at.Seconds(), LatencyS: waited, SendLagS: waited, Outcome: record.ConnError,
+				CutShort: true, Node: g.targets[a.target].Node, Client: c, Target: a.path})
+		}
+	}
 
+	g.drain(&attempts, start, length)
+}
+
+// drain waits for a client's attempts. Every attempt has ended by the end
+// of the run plus both timeouts; past that (and drainGrace) they are
+// abandoned, so the wait is bounded whatever the service does.
+func (g *Generator) drain(attempts *sync.WaitGroup, start time.Time, length time.Duration) {
 	done := make(chan struct{})
 	go func() { attempts.Wait(); close(done) }()
-	// Every attempt has ended by the end of the run plus both timeouts.
 	bound := time.Until(start.Add(length).Add(g.cfg.ConnectTimeout + g.cfg.ResponseTimeout + drainGrace))
 	guard := time.NewTimer(max(bound, drainGrace))
 	defer guard.Stop()
 	select {
 	case <-done:
 	case <-guard.C:
-		g.drop()
+		g.Abandon()
 		<-done
 	}
+}
+
+// attempt sends one arrival through driver and records it: with its
+// outcome, as refused when the driver had no user or connection for it, or
+// as cut short when Abandon ended it. It returns when the attempt ended
+// (a closed-loop user thinks from then on).
+func (g *Generator) attempt(ctx context.Context, driver Driver, c int, a arrival, when time.Time, t *resolvedTarget) (end time.Time) {
+	handed := time.Now()
+	if g.obs != nil {
+		g.obs.Sent(c, handed.Sub(when))
+	}
+	if g.flight != nil {
+		g.flight.Started(c, a.at)
+	}
+	r := driver.Do(ctx, Attempt{Scheduled: when, Addr: t.dial, Host: t.host, Target: a.path})
+	if g.flight != nil {
+		g.flight.Ended(c, a.at)
+	}
+	req := record.Request{StartS: a.at.Seconds(), Outcome: r.Outcome, Node: t.Node, Client: c, Bytes: r.Bytes, Status: r.Status, Target: a.path, Check: r.Check}
+	if r.Target != "" {
+		req.Target = r.Target
+	}
+	sent := r.Sent
+	if sent.IsZero() {
+		sent = handed
+	}
+	req.LatencyS, req.SendLagS = r.End.Sub(when).Seconds(), sent.Sub(when).Seconds()
+	// An outcome reached after the cut is the cut's doing (a cancelled
+	// dial, a deadline forced into the past), not the service's. One
+	// reached before it stands, even if Do returned a moment later.
+	if cutAt := g.cutAt.Load(); cutAt != 0 && ctx.Err() != nil && r.End.UnixNano() > cutAt {
+		cut := time.Unix(0, cutAt)
+		req = record.Request{StartS: req.StartS, LatencyS: max(0, cut.Sub(when).Seconds()), Outcome: record.ConnError, CutShort: true,
+			Node: t.Node, Client: c, Target: req.Target, SendLagS: max(0, cut.Sub(when).Seconds())}
+		if sent.Before(cut) {
+			req.SendLagS = max(0, sent.Sub(when).Seconds())
+		}
+	} else if r.Refused != record.NotRefused {
+		req.Refused, req.Outcome, req.SendLagS = r.Refused, record.ConnError, req.LatencyS
+	}
+	g.sink.Record(req)
+	return r.End
 }

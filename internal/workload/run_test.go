@@ -99,8 +99,9 @@ func TestRunRecordsEveryArrival(t *testing.T) {
 	}
 }
 
-// Beyond MaxInFlight an arrival is recorded as an unsent conn_error, so a
-// hung service cannot make the generator hold unbounded state.
+// Beyond MaxInFlight an arrival is not sent, so a hung service cannot make
+// the generator hold unbounded state; it is recorded as the generator's own
+// refusal, never as a service outcome.
 func TestRunMaxInFlight(t *testing.T) {
 	release := make(chan struct{})
 	s := newServer(t, func(c net.Conn) { <-release; c.Close() })
@@ -117,8 +118,11 @@ func TestRunMaxInFlight(t *testing.T) {
 	var unsent, timedOut int
 	for _, r := range sink.reqs {
 		switch {
-		case r.Outcome == record.ConnError && r.LatencyS == 0:
+		case r.Refused == record.RefusedMaxInFlight:
 			unsent++
+			if r.Measured() {
+				t.Errorf("refused attempt counts as measured: %+v", r)
+			}
 		case r.Outcome == record.Timeout:
 			timedOut++
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // ErrRemote is returned by New when a target resolves outside loopback and
-// the run's own hosts and Config.AllowRemote is not set (DESIGN §7).
+// the run's own hosts and Config.AllowRemote is not set (docs/architecture.md).
 var ErrRemote = errors.New("refusing to send load outside loopback and the run's own hosts")
 
 // resolveTimeout bounds the name lookups New does before a run.

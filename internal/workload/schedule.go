@@ -25,6 +25,7 @@ type schedule struct {
 	poisson  bool
 	count    int           // arrivals handed out so far
 	at       time.Duration // time of the last arrival (poisson)
+	from     time.Duration // the schedule starts here (a load spike's inject time)
 	replay   *clfTrace     // arrivals: trace
 	replayAt int           // next line of replay for this client
 }
@@ -73,7 +74,7 @@ func (s *schedule) next() (arrival, bool) {
 	default:
 		// Clients interleave evenly: client c sends at (c + k·clients)/Rate.
 		// Computed from k, not summed, so rounding never drifts.
-		at = time.Duration(float64(s.client+s.count*s.clients) / (s.rate * float64(s.clients)) * 1e9)
+		at = s.from + time.Duration(float64(s.client+s.count*s.clients)/(s.rate*float64(s.clients))*1e9)
 	}
 	if s.replay == nil {
 		path = s.paths.Next(s.rng)
@@ -92,8 +93,7 @@ func PlannedArrivals(cfg Config, length time.Duration) (int, error) {
 	if err := Validate(cfg); err != nil {
 		return 0, err
 	}
-	spec, _ := ParseTraceSpec(cfg.Trace)
-	trace, err := LoadTrace(spec, cfg.BaseDir)
+	trace, err := loadTrace(cfg)
 	if err != nil {
 		return 0, err
 	}

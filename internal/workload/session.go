@@ -20,7 +20,7 @@ import (
 // ends, applying the client rules of app.User, so a stale, lost or corrupt
 // session is a data_error and never ok.
 //
-//	ssm      seed 004 §5's hyperactive users: each user alternates a write
+//	ssm      Ling, Kiciman and Fox (2004) §5's hyperactive users: each user alternates a write
 //	         (POST) and a read (GET) of its session, forever
 //	session  users walking a flow of Flow requests (alternating POST and GET
 //	         with their cookie, as §6's application users step through their
@@ -30,8 +30,9 @@ import (
 // Each client owns a fixed pool of Users (DriverConfig.Users, default
 // DefaultUsers); a user makes one request at a time. The load is open-loop,
 // so an arrival never waits for a user: an arrival that finds every user of
-// its client busy is recorded at once as conn_error with target "no-user"
-// (the service was too slow to free a user; give more users). Every other
+// its client busy is refused at once (Result.Refused no_user, target
+// "no-user"): the generator ran out of users, which says the service was
+// slow but is not the service's answer; give more users. Every other
 // record's target is the operation, "write" or "read".
 //
 // Outcomes: the connection phase as for the http driver (conn_error,
@@ -177,7 +178,7 @@ func (d *sessionDriver) Do(ctx context.Context, a Attempt) Result {
 	select {
 	case u = <-d.free:
 	default:
-		return Result{Outcome: record.ConnError, End: time.Now(), Target: TargetNoUser}
+		return Result{Outcome: record.ConnError, End: time.Now(), Target: TargetNoUser, Refused: record.RefusedNoUser}
 	}
 	defer func() { d.free <- u }()
 

@@ -202,8 +202,8 @@ func TestSSMDriverNoFreeUser(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if r := d.Do(context.Background(), f.attempt()); r.Outcome != record.ConnError || r.Target != TargetNoUser {
-		t.Fatalf("arrival with every user busy: %+v, want conn_error no-user", r)
+	if r := d.Do(context.Background(), f.attempt()); r.Refused != record.RefusedNoUser || r.Target != TargetNoUser {
+		t.Fatalf("arrival with every user busy: %+v, want refused no_user, target no-user", r)
 	}
 	close(release)
 	if r := <-done; r.Outcome != record.OK {
@@ -248,14 +248,19 @@ func TestGeneratorRecordsOperations(t *testing.T) {
 		counts[r.Target]++
 		// A busy machine may leave a client without a free user now and
 		// then: that arrival is recorded, not sent. Every other is ok.
-		if r.Target == TargetNoUser && r.Outcome == record.ConnError {
+		if r.Target == TargetNoUser {
+			if r.Refused != record.RefusedNoUser {
+				t.Fatalf("record %+v: a no-user arrival must be the generator's refusal", r)
+			}
 			continue
 		}
 		if r.Outcome != record.OK {
 			t.Fatalf("record %+v: want every attempt sent to be ok", r)
 		}
 	}
-	if counts[TargetWrite] == 0 || counts[TargetRead] == 0 || counts[TargetNoUser] > len(sink.reqs)/10 {
-		t.Fatalf("targets %v: want writes and reads (and few no-user)", counts)
+	// How many arrivals find every user busy depends on the machine's
+	// load, so only their accounting is checked above, not their number.
+	if counts[TargetWrite] == 0 || counts[TargetRead] == 0 {
+		t.Fatalf("targets %v: want writes and reads", counts)
 	}
 }

@@ -17,8 +17,13 @@ import (
 // parks only the goroutine, not a thread.
 type timerfdSleeper struct {
 	f    *os.File
+	raw  syscall.RawConn
 	buf  [8]byte
 	stop func() bool
+	// wait is s.readExpiry, bound once; first and readErr are its state.
+	wait    func(fd uintptr) bool
+	first   bool
+	readErr error
 }
 
 func newSleeper(ctx context.Context) sleeper {
@@ -28,6 +33,13 @@ func newSleeper(ctx context.Context) sleeper {
 		return newTimerSleeper()
 	}
 	s := &timerfdSleeper{f: os.NewFile(fd, "timerfd")}
+	raw, err := s.f.SyscallConn()
+	if err != nil {
+		s.f.Close()
+		return newTimerSleeper()
+	}
+	s.raw = raw
+	s.wait = s.readExpiry
 	// Wake a blocked wait when the run is stopped.
 	s.stop = context.AfterFunc(ctx, func() { s.f.SetReadDeadline(aLongTimeAgo) })
 	return s
@@ -48,7 +60,14 @@ func (s *timerfdSleeper) until(ctx context.Context, when time.Time) bool {
 	if ctx.Err() != nil { // stopped before the deadline above replaced the stop's own
 		return false
 	}
-	_, err := s.f.Read(s.buf[:])
+	// Skip the first read only when the timer is comfortably far off: the
+	// poller's readiness is reset when the read begins, so an expiry in
+	// between would be noticed only by the deadline.
+	s.first, s.readErr = wait > skipReadAfter, nil
+	err := s.raw.Read(s.wait)
+	if err == nil {
+		err = s.readErr
+	}
 	if ctx.Err() != nil {
 		return false
 	}
@@ -56,6 +75,32 @@ func (s *timerfdSleeper) until(ctx context.Context, when time.Time) bool {
 		return newTimerSleeperOnce(ctx, when)
 	}
 	return true
+}
+
+// skipReadAfter is the shortest wait for which readExpiry goes to the
+// poller before reading.
+const skipReadAfter = 50 * time.Microsecond
+
+// readExpiry is the timerfd's read, through the poller. A timer just armed
+// for the future has not expired (arming resets its count), so when first
+// is set the first call does not try: it waits for the poller, saving the
+// read that would only find nothing (EAGAIN), a system call per arrival.
+func (s *timerfdSleeper) readExpiry(fd uintptr) bool {
+	if s.first {
+		s.first = false
+		return false
+	}
+	for {
+		_, err := syscall.Read(int(fd), s.buf[:])
+		switch err {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		s.readErr = err
+		return true
+	}
 }
 
 func (s *timerfdSleeper) arm(spec *itimerspec) error {

@@ -12,13 +12,16 @@ import (
 	"strings"
 )
 
-// TraceSpec is a parsed trace string (DESIGN §3): "zipf:N:s", "paths:FILE"
-// or "clf:FILE".
+// TraceSpec is a parsed trace string (docs/scenario.md): "zipf:N:s", "paths:FILE",
+// "clf:FILE" or "har:FILE" (docs/real-services.md).
 type TraceSpec struct {
-	Kind string  // zipf | paths | clf
+	Kind string  // zipf | paths | clf | har
 	N    int     // zipf: number of pages /p/0 .. /p/N-1
 	S    float64 // zipf: exponent, >= 0 (0 is uniform)
 	File string  // paths, clf: file name as written
+	// MinUsable is the share of a clf log's lines that must parse
+	// (0: DefaultTraceMinUsable). It is not part of the string form.
+	MinUsable float64
 }
 
 // String gives the spec back in the form ParseTraceSpec reads.
@@ -56,13 +59,13 @@ func ParseTraceSpec(spec string) (TraceSpec, error) {
 			return TraceSpec{}, fmt.Errorf("%w %q: exponent %q must be a number in 0..100", ErrTraceSpec, spec, ss)
 		}
 		return TraceSpec{Kind: kind, N: n, S: s}, nil
-	case "paths", "clf":
+	case "paths", "clf", "har":
 		if rest == "" {
 			return TraceSpec{}, fmt.Errorf("%w %q: no file name after %q", ErrTraceSpec, spec, kind+":")
 		}
 		return TraceSpec{Kind: kind, File: rest}, nil
 	default:
-		return TraceSpec{}, fmt.Errorf("%w %q: unknown kind %q (want zipf, paths or clf)", ErrTraceSpec, spec, kind)
+		return TraceSpec{}, fmt.Errorf("%w %q: unknown kind %q (want zipf, paths, clf or har)", ErrTraceSpec, spec, kind)
 	}
 }
 
@@ -88,9 +91,51 @@ func LoadTrace(spec TraceSpec, baseDir string) (Trace, error) {
 	case "paths":
 		return loadPaths(resolvePath(baseDir, spec.File))
 	case "clf":
-		return loadCLFTrace(resolvePath(baseDir, spec.File))
+		return loadCLFTrace(resolvePath(baseDir, spec.File), spec.MinUsable)
+	case "har":
+		set, err := LoadHAR(spec.File, baseDir)
+		if err != nil {
+			return nil, err
+		}
+		return &requestTrace{set: set}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown kind %q", ErrTraceSpec, spec.Kind)
+}
+
+// CheckTrace opens and reads the trace of spec as LoadTrace does, so that
+// a missing or unreadable file is found before a run starts, and returns
+// what an access log had skipped. A zipf trace has no file and is not
+// built (its table can be large).
+func CheckTrace(spec TraceSpec, baseDir string) (CLFSkips, error) {
+	if spec.Kind == "zipf" {
+		return CLFSkips{}, nil
+	}
+	t, err := LoadTrace(spec, baseDir)
+	if err != nil {
+		return CLFSkips{}, err
+	}
+	return traceSkips(t), nil
+}
+
+// loadTrace loads cfg's trace; Validate has parsed its spec.
+func loadTrace(cfg Config) (Trace, error) {
+	spec, err := ParseTraceSpec(cfg.Trace)
+	if err != nil {
+		return nil, err
+	}
+	spec.MinUsable = cfg.TraceMinUsable
+	return LoadTrace(spec, cfg.BaseDir)
+}
+
+// TraceSkips reports the malformed lines the generator's access log had,
+// skipped when it was loaded (zero for other traces), for the run's events.
+func (g *Generator) TraceSkips() CLFSkips { return traceSkips(g.trace) }
+
+func traceSkips(t Trace) CLFSkips {
+	if c, ok := t.(*clfTrace); ok {
+		return c.skips
+	}
+	return CLFSkips{}
 }
 
 func resolvePath(baseDir, name string) string {
@@ -172,3 +217,11 @@ func checkTarget(p string) error {
 	}
 	return nil
 }
+
+// requestTrace stands in the schedule for templated requests and HAR
+// replays: the driver chooses what to send (RequestSet), so the path the
+// scheduler draws only names arrivals the generator refused.
+type requestTrace struct{ set *RequestSet }
+
+func (t *requestTrace) Source(int, int) PathSource { return t }
+func (t *requestTrace) Next(*rand.Rand) string     { return "requests" }

@@ -95,6 +95,9 @@ func FuzzParseCLF(f *testing.F) {
 		if _, err := ParseCLF(strings.NewReader(line+"\n"+line), "fuzz.log"); err != nil && !strings.Contains(line, "\n") {
 			t.Fatalf("a line that parses alone fails in a file: %v", err)
 		}
+		if entries, skips, err := ReadCLF(strings.NewReader(line+"\n"+line), "fuzz.log"); err == nil && len(entries)+skips.Malformed != skips.Lines {
+			t.Fatalf("%d entries + %d skipped != %d lines", len(entries), skips.Malformed, skips.Lines)
+		}
 	})
 }
 
@@ -163,5 +166,88 @@ func TestPathsTrace(t *testing.T) {
 	_, err = LoadTrace(TraceSpec{Kind: "clf", File: write("posts.log", `h - - [10/Oct/2000:13:55:36 +0000] "POST / HTTP/1.0" 200 1`)}, dir)
 	if err == nil || !strings.Contains(err.Error(), "no GET requests") {
 		t.Errorf("error %v, want no GET requests", err)
+	}
+}
+
+// clfLog is n good GET lines, one a second, with odd lines put in at the
+// given 1-based line numbers.
+func clfLog(n int, odd map[int]string) string {
+	var b strings.Builder
+	good := 0
+	for line := 1; good < n || odd[line] != ""; line++ {
+		if s, ok := odd[line]; ok {
+			b.WriteString(s + "\n")
+			continue
+		}
+		b.WriteString("10.0.0.1 - - [10/Oct/2000:13:55:" + twoDigits(good%60) + " +0000] \"GET /p/" + twoDigits(good) + " HTTP/1.0\" 200 10\n")
+		good++
+	}
+	return b.String()
+}
+
+func twoDigits(n int) string { return string([]byte{byte('0' + n/10%10), byte('0' + n%10)}) }
+
+func TestCLFOneOddLineIsSkippedNotFatal(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "access.log")
+	log := clfLog(50, map[int]string{17: "this line was written by logrotate"})
+	if err := os.WriteFile(name, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	skips, err := CheckTrace(TraceSpec{Kind: "clf", File: "access.log"}, dir)
+	if err != nil {
+		t.Fatalf("one odd line among 50 good ones: %v", err)
+	}
+	if skips.Lines != 51 || skips.Malformed != 1 || len(skips.First) != 1 || skips.First[0] != 17 {
+		t.Errorf("skips %+v, want line 17 of 51 skipped", skips)
+	}
+	if s := skips.String(); !strings.Contains(s, "1 of 51 lines") || !strings.Contains(s, "line 17") {
+		t.Errorf("report %q names neither the count nor the line", s)
+	}
+	tr, err := LoadTrace(TraceSpec{Kind: "clf", File: name}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(tr.(*clfTrace).paths); got != 50 {
+		t.Errorf("%d paths replayed, want the 50 good lines", got)
+	}
+}
+
+func TestCLFTooFewUsableLines(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.log")
+	if err := os.WriteFile(garbage, []byte("not\na\nlog\nfile\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := CheckTrace(TraceSpec{Kind: "clf", File: garbage}, "")
+	if !errors.Is(err, ErrTraceUnusable) || !strings.Contains(err.Error(), "4 of 4 lines") {
+		t.Errorf("garbage log: error %v, want ErrTraceUnusable counting 4 of 4 lines", err)
+	}
+	// 5 odd lines among 45 good: 90% usable passes the default, not 0.95.
+	odd := map[int]string{}
+	for _, l := range []int{2, 4, 6, 8, 10} {
+		odd[l] = "junk"
+	}
+	mixed := filepath.Join(dir, "mixed.log")
+	if err := os.WriteFile(mixed, []byte(clfLog(45, odd)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CheckTrace(TraceSpec{Kind: "clf", File: mixed}, ""); err != nil {
+		t.Errorf("90%% usable with the default threshold 0.9: %v", err)
+	}
+	if _, err := CheckTrace(TraceSpec{Kind: "clf", File: mixed, MinUsable: 0.95}, ""); !errors.Is(err, ErrTraceUnusable) {
+		t.Errorf("90%% usable with threshold 0.95: error %v, want ErrTraceUnusable", err)
+	}
+}
+
+func TestCheckTraceMissingFile(t *testing.T) {
+	for _, kind := range []string{"paths", "clf"} {
+		_, err := CheckTrace(TraceSpec{Kind: kind, File: "nope.txt"}, t.TempDir())
+		if !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: error %v, want one wrapping os.ErrNotExist", kind, err)
+		}
+	}
+	if _, err := CheckTrace(TraceSpec{Kind: "zipf", N: 10, S: 1}, ""); err != nil {
+		t.Errorf("zipf: %v", err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // Zipf draws ranks 0..N-1 with P(k) proportional to 1/(k+1)^s for any s >= 0.
-// math/rand's Zipf needs s > 1; web traces (seed 000 §3.3.2) sit near s = 1,
+// math/rand's Zipf needs s > 1; web traces (Broadwell 2004, §3.3.2) sit near s = 1,
 // so this samples by inverse CDF: one table of N cumulative probabilities,
 // built once and shared read-only, and one binary search a draw.
 type Zipf struct {

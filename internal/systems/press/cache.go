@@ -61,3 +61,15 @@ func (c *lru) files() []uint32 {
 }
 
 func (c *lru) len() int { return c.order.Len() }
+
+// evictOldest drops the least recently used page; false when empty.
+func (c *lru) evictOldest() (uint32, bool) {
+	last := c.order.Back()
+	if last == nil {
+		return 0, false
+	}
+	old := last.Value.(*entry)
+	c.order.Remove(last)
+	delete(c.byFile, old.file)
+	return old.file, true
+}

@@ -2,6 +2,7 @@ package press
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	nodeprog "github.com/faultbench/faultbench/internal/node"
@@ -11,10 +12,34 @@ import (
 type Mode uint8
 
 const (
-	Perf   Mode = iota + 1 // seed 000's Perf-PRESS / seed 001's TCP-PRESS
-	HA                     // seed 000's HA-PRESS / seed 001's TCP-PRESS-HB
+	Perf   Mode = iota + 1 // Broadwell's (2004) Perf-PRESS / Nagaraja et al.'s (2002) TCP-PRESS
+	HA                     // Broadwell's (2004) HA-PRESS / Nagaraja et al.'s (2002) TCP-PRESS-HB
 	Robust                 // faultbench's repaired variant
+	Via0                   // Nagaraja et al.'s (2002) VIA-PRESS-0: VIA messaging, connection breaks reconfigure at once
+	Via3                   // Nagaraja et al.'s (2002) VIA-PRESS-3: Via0 with remote memory writes for every message
+	Via5                   // Nagaraja et al.'s (2002) VIA-PRESS-5: Via3 with zero-copy file transfers (cached pages pinned)
 )
+
+// Modes lists every mode in order.
+var Modes = []Mode{Perf, HA, Robust, Via0, Via3, Via5}
+
+// VIA reports whether m emulates one of Nagaraja et al.'s (2002) VIA versions: messaging
+// over pre-allocated channels, failure detection by connection breaks with
+// reconfiguration at once, rejoin by reconnecting, no merge after a
+// partition, and fail-fast on a descriptor error.
+func (m Mode) VIA() bool { return m == Via0 || m == Via3 || m == Via5 }
+
+// RemoteWrite reports whether m sends every message as a remote memory
+// write (via3, via5): an error is reported on both ends.
+func (m Mode) RemoteWrite() bool { return m == Via3 || m == Via5 }
+
+// ZeroCopy reports whether m sends file data straight from pinned cache
+// pages (via5): a pinnable-memory shortage makes the node drop cached files.
+func (m Mode) ZeroCopy() bool { return m == Via5 }
+
+// Preallocated reports whether m allocates its communication buffers once,
+// at start (robust and the VIA modes): mem-alloc-fail leaves it untouched.
+func (m Mode) Preallocated() bool { return m == Robust || m.VIA() }
 
 func (m Mode) String() string {
 	switch m {
@@ -24,6 +49,12 @@ func (m Mode) String() string {
 		return "ha"
 	case Robust:
 		return "robust"
+	case Via0:
+		return "via0"
+	case Via3:
+		return "via3"
+	case Via5:
+		return "via5"
 	}
 	return fmt.Sprintf("mode(%d)", uint8(m))
 }
@@ -41,17 +72,17 @@ var ErrBadMode = fmt.Errorf("%w: unknown mode", ErrConfig)
 // cluster would have fewer than two nodes; it also matches ErrConfig.
 var ErrTooFewNodes = fmt.Errorf("%w: a cluster needs at least 2 nodes", ErrConfig)
 
-// ParseMode maps "perf", "ha" or "robust" to a Mode.
+// modeNames is what ParseMode accepts, for error messages.
+const modeNames = "perf, ha, robust, via0, via3 or via5"
+
+// ParseMode maps "perf", "ha", "robust", "via0", "via3" or "via5" to a Mode.
 func ParseMode(s string) (Mode, error) {
-	switch s {
-	case "perf":
-		return Perf, nil
-	case "ha":
-		return HA, nil
-	case "robust":
-		return Robust, nil
+	for _, m := range Modes {
+		if m.String() == s {
+			return m, nil
+		}
 	}
-	return 0, fmt.Errorf("%w %q (want perf, ha or robust)", ErrBadMode, s)
+	return 0, fmt.Errorf("%w %q (want %s)", ErrBadMode, s, modeNames)
 }
 
 // MaxNodes bounds the cluster size (directory entries are 64-bit node sets).
@@ -62,7 +93,7 @@ const MaxNodes = 64
 // is opened.
 type Config struct {
 	Node      int            // this node's id, 1..MaxNodes
-	Mode      Mode           // Perf, HA or Robust
+	Mode      Mode           // Perf, HA, Robust, Via0, Via3 or Via5
 	HTTPAddr  string         // client HTTP listen address, e.g. 127.0.0.11:8080
 	IntraAddr string         // intra-cluster listen address, e.g. 127.0.0.11:9080
 	Peers     map[int]string // every other node's id → the address this node dials to reach it (a proxy or its IntraAddr)
@@ -84,7 +115,7 @@ type Config struct {
 	StallLimit     time.Duration // perf, ha: safety bound on any wait (stands in for TCP's 10–15 min timeout); default 2m
 	MaxConns       int           // open client requests above which perf/ha ignore new connections and robust answers 503; default 512
 	BusyConns      int           // a peer reporting more open requests than this is not forwarded to; default 256
-	QueueLen       int           // per-peer send queue (messages); default 128 in ha (PRESS's small helper queue, whose overflow during a short hang makes the sequence gaps of seed 000 §4.3), 1024 otherwise
+	QueueLen       int           // per-peer send queue (messages); default 128 in ha (PRESS's small helper queue, whose overflow during a short hang makes the sequence gaps of Broadwell 2004, §4.3), 1024 otherwise
 	JoinWindow     time.Duration // perf: how long to keep dialling for the initial full mesh before reporting; default 30s
 
 	Incarnation uint32 // distinguishes restarts; default from the clock
@@ -153,10 +184,8 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: node %d: %s", ErrConfig, c.Node, fmt.Sprintf(format, args...))
 	}
-	switch c.Mode {
-	case Perf, HA, Robust:
-	default:
-		return fmt.Errorf("%w %d (want perf, ha or robust)", ErrBadMode, c.Mode)
+	if !slices.Contains(Modes, c.Mode) {
+		return fmt.Errorf("%w %d (want %s)", ErrBadMode, c.Mode, modeNames)
 	}
 	if len(c.Peers)+1 < 2 {
 		return fmt.Errorf("%w, got %d (give the other nodes' intra-cluster addresses as peers)", ErrTooFewNodes, len(c.Peers)+1)

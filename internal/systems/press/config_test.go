@@ -25,7 +25,7 @@ func TestConfigErrors(t *testing.T) {
 		want error
 		says string
 	}{
-		{"bad mode", func(c *Config) { c.Mode = 9 }, ErrBadMode, "perf, ha or robust"},
+		{"bad mode", func(c *Config) { c.Mode = 9 }, ErrBadMode, "perf, ha, robust, via0, via3 or via5"},
 		{"one node", func(c *Config) { c.Peers = nil }, ErrTooFewNodes, "at least 2"},
 		{"self as peer", func(c *Config) { c.Peers[1] = "x:1" }, ErrConfig, "itself"},
 		{"control without token", func(c *Config) { c.ControlAddr = "127.0.0.1:4" }, ErrConfig, "token"},

@@ -1,12 +1,12 @@
 package press
 
 import (
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
+
+	"github.com/faultbench/faultbench/internal/control"
 )
 
 // The control endpoint (Config.ControlAddr) injects faults into the node's
@@ -59,6 +59,7 @@ func (n *node) controlHandler() http.Handler {
 			return
 		}
 		n.emit("system.comm_fault", fmt.Sprintf("%s injected until %s", a.Type, a.Until.UTC().Format("15:04:05.000")))
+		n.applyPin()
 		writeJSON(w, http.StatusCreated, a)
 	})
 	mux.HandleFunc("GET /faults", func(w http.ResponseWriter, r *http.Request) {
@@ -67,6 +68,7 @@ func (n *node) controlHandler() http.Handler {
 	mux.HandleFunc("DELETE /faults", func(w http.ResponseWriter, r *http.Request) {
 		n.faults.clear()
 		n.emit("system.comm_fault", "all comm faults cleared")
+		n.applyPin()
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("DELETE /faults/{id}", func(w http.ResponseWriter, r *http.Request) {
@@ -78,15 +80,14 @@ func (n *node) controlHandler() http.Handler {
 		if n.faults.remove(id) {
 			n.emit("system.comm_fault", fmt.Sprintf("comm fault %d cleared", id))
 		}
+		n.applyPin()
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, n.status())
 	})
-	want := []byte("Bearer " + n.cfg.ControlToken)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(strings.TrimSpace(r.Header.Get("Authorization")))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		if !control.Authorized(r, n.cfg.ControlToken) {
 			http.Error(w, "press control: missing or wrong token", http.StatusUnauthorized)
 			return
 		}

@@ -56,6 +56,13 @@ type Ready struct {
 	Msgs   []Envelope
 	Done   []Completion
 	Events []Event
+	// Disconnect (VIA modes) lists peers whose connections the node must
+	// close: a VIA connection break is seen at both ends.
+	Disconnect []int
+	// Fatal (VIA modes), when set, says why the node must terminate itself
+	// now (PRESS's fail-fast on a descriptor error), after writing any
+	// MsgRemoteFault in Msgs.
+	Fatal string
 }
 
 // CoreConfig is the part of Config the state machine needs.
@@ -112,8 +119,12 @@ type Core struct {
 	heardPred  bool
 	oosPending map[int]int
 	// robust
-	silent      map[int]int // ticks since a peer was last heard from
+	silent      map[int]int // ticks since a peer was last heard from (robust, via*)
 	unreachable uint64      // robust: do not forward here until heard from again
+	// via*
+	cutOff   map[int]uint32 // peer → the incarnation whose connection broke: not let back in (no merge)
+	pinLimit int            // via5: pages that can be pinned now; 0 = no shortage
+	fatal    string         // why the node failed fast; "" while it runs
 
 	pending map[uint64]pendingForward
 	nextReq uint64
@@ -121,6 +132,14 @@ type Core struct {
 	ready Ready
 	stats Stats
 }
+
+// viaCreditTicks is how many heartbeat periods a VIA connection may go
+// without a message from the peer (each node sends a flow-control credit
+// every period) before the transport reports it broken. It stands in for
+// VIA's reliable-delivery mode, where a message that cannot be delivered
+// (no receive descriptor posted by a hung peer, a dead link) breaks the
+// connection at both ends within the hardware's retry time.
+const viaCreditTicks = 2
 
 // staleRounds is how many heartbeat rounds ha lets a message lag behind the
 // receiver before it counts as out of sequence (timer jitter between nodes
@@ -148,6 +167,7 @@ func NewCore(cfg CoreConfig) *Core {
 		seqIn:      map[int]uint32{},
 		oosPending: map[int]int{},
 		silent:     map[int]int{},
+		cutOff:     map[int]uint32{},
 		pending:    map[uint64]pendingForward{},
 	}
 	c.cfg.Peers = slices.Sorted(slices.Values(cfg.Peers))
@@ -165,6 +185,10 @@ func NewCore(cfg CoreConfig) *Core {
 //     its node list), announcing itself with a Join so that a restarted node
 //     is let back in by the coordinator.
 //   - robust: alone; heartbeats from peers merge them in.
+//   - via*: alone, serving; it offers a connection to every peer (a
+//     heartbeat as the first flow-control credit) and admits each peer
+//     whose message arrives, sending it its cache, as Nagaraja et al.'s (2002) VIA
+//     versions reintegrate a node by re-establishing connections.
 func (c *Core) Start() {
 	switch c.cfg.Mode {
 	case Perf:
@@ -174,7 +198,7 @@ func (c *Core) Start() {
 		c.members = c.all
 		c.joining = true
 		c.broadcastAll(Message{Type: MsgJoin})
-	case Robust:
+	case Robust, Via0, Via3, Via5:
 		c.members = c.self
 		c.broadcastAll(Message{Type: MsgHeartbeat})
 	}
@@ -186,6 +210,69 @@ func (c *Core) Ready() Ready {
 	r := c.ready
 	c.ready = Ready{}
 	return r
+}
+
+// Failed returns why the node failed fast (VIA modes), "" while it runs.
+func (c *Core) Failed() string { return c.fatal }
+
+func (c *Core) failFast(why string) {
+	if c.fatal != "" {
+		return
+	}
+	c.fatal = why
+	c.ready.Fatal = why
+	c.event("system.fail_fast", "%s", why)
+}
+
+// SendFailed tells Core that the communication layer reported an error for
+// a message to peer to (a bad-param comm fault: NULL or off-by-N data
+// pointer or size in the send descriptor). perf, ha and robust see a lost
+// or corrupted message and carry on. The VIA modes diagnose the error as
+// fatal and terminate (Nagaraja et al. 2002, §5, Fig. 5); via3 and via5 send every
+// message as a remote memory write, so the error is reported on the
+// receiving node too (a MsgRemoteFault) and it terminates as well.
+func (c *Core) SendFailed(to int, kind string) {
+	if !c.cfg.Mode.VIA() || c.fatal != "" {
+		return
+	}
+	if c.cfg.Mode.RemoteWrite() && c.isPeer(to) {
+		c.send(to, Message{Type: MsgRemoteFault, Node: uint16(c.cfg.Node)})
+	}
+	c.failFast(fmt.Sprintf("%s: a send descriptor to node %d completed in error", kind, to))
+}
+
+// SetPinLimit (via5) bounds how many pages the node can pin; 0 lifts the
+// bound. via5 sends file data straight from its cache, so every cached page
+// is pinned: under a shortage of pinnable memory the node drops cached
+// files (least recently used first, telling its peers) until it fits, and
+// caches at most limit pages until the shortage ends (Nagaraja et al. 2002, §5, Fig. 4).
+// Other modes copy into pre-allocated or kernel buffers and ignore it.
+func (c *Core) SetPinLimit(limit int) {
+	if !c.cfg.Mode.ZeroCopy() || limit == c.pinLimit || limit < 0 {
+		return
+	}
+	c.pinLimit = limit
+	if limit == 0 {
+		c.event("system.pin_restored", "pinnable memory available again; cache capacity %d pages", c.cfg.CachePages)
+		return
+	}
+	dropped := c.shrinkTo(limit)
+	c.event("system.pin_shortage", "cannot pin memory: dropped %d cached files, caching at most %d pages", dropped, limit)
+}
+
+// shrinkTo evicts least recently used pages until at most n are cached,
+// telling the peers; it returns how many it dropped.
+func (c *Core) shrinkTo(n int) int {
+	dropped := 0
+	for c.cache.len() > n {
+		f, ok := c.cache.evictOldest()
+		if !ok {
+			break
+		}
+		dropped++
+		c.broadcast(Message{Type: MsgEvicted, File: f})
+	}
+	return dropped
 }
 
 // SetLoad records this node's open client requests, piggy-backed on every
@@ -258,6 +345,9 @@ func (c *Core) insert(file uint32, data []byte) {
 		c.cache.put(file, data)
 		return
 	}
+	if c.pinLimit > 0 {
+		c.shrinkTo(c.pinLimit - 1) // via5: unpin an old page to pin the new one
+	}
 	if ev, did := c.cache.put(file, data); did {
 		c.broadcast(Message{Type: MsgEvicted, File: ev})
 	}
@@ -329,7 +419,9 @@ func (c *Core) Welcome(peer int) bool {
 // PeerDown tells Core a connection to or from peer broke (or could not be
 // made). perf removes the peer for good (connection-based detection); ha
 // ignores it (only heartbeats count); robust stops forwarding to it and
-// reads the pages it was waiting for from the page set at once.
+// reads the pages it was waiting for from the page set at once; the VIA
+// modes remove a member at once, close its other connections and keep that
+// incarnation out (no merge after a partition; a restarted node is let in).
 func (c *Core) PeerDown(peer int, why string) {
 	if !c.isPeer(peer) {
 		return
@@ -348,6 +440,13 @@ func (c *Core) PeerDown(peer int, why string) {
 			c.unreachable |= bit(peer)
 			c.failPending(peer)
 		}
+	case Via0, Via3, Via5:
+		if c.members&bit(peer) == 0 {
+			return // not connected yet: a dial to a node still starting
+		}
+		c.cutOff[peer] = c.peerInc[peer]
+		c.remove(peer, "connection broken: "+why)
+		c.ready.Disconnect = append(c.ready.Disconnect, peer)
 	}
 }
 
@@ -385,6 +484,14 @@ func (c *Core) Step(m Message) {
 	from := int(m.From)
 	if !c.isPeer(from) {
 		c.stats.Discarded++
+		return
+	}
+	if m.Type == MsgRemoteFault {
+		// Reported by the NIC on this node, whatever the membership says:
+		// the write landed here even if the connection has broken since.
+		if c.cfg.Mode.RemoteWrite() {
+			c.failFast(fmt.Sprintf("remote memory write from node %d reported an error here", from))
+		}
 		return
 	}
 	if !c.accept(from, &m) {
@@ -457,7 +564,7 @@ func (c *Core) accept(from int, m *Message) bool {
 		last, known := c.seqIn[from]
 		c.seqIn[from] = m.Seq
 		if known && !restarted && m.Seq != last+1 {
-			// PRESS-HB's defect (seed 000 §4.3): a gap means lost messages;
+			// PRESS-HB's defect (Broadwell 2004, §4.3): a gap means lost messages;
 			// the receiver drops the message and distrusts what it knew of
 			// the sender's cache.
 			c.stats.OutOfSequence++
@@ -473,7 +580,7 @@ func (c *Core) accept(from int, m *Message) bool {
 			return false // no merge: a node outside the view stays outside
 		}
 		if m.Round+staleRounds < c.round && m.Type != MsgHeartbeat && m.Type != MsgView && m.Type != MsgFailed {
-			// The other half of seed 000 §4.3: HA-PRESS trusts cache, load
+			// The other half of Broadwell (2004) §4.3: HA-PRESS trusts cache, load
 			// and forwarding messages only from the current heartbeat
 			// round, and rounds are synchronised only when a view is
 			// installed. A node that was stopped for a few beats resumes
@@ -498,6 +605,23 @@ func (c *Core) accept(from int, m *Message) bool {
 			c.event("system.member_up", "node %d heard from; members %s", from, c.memberList())
 			c.sendSync(from)
 		}
+	case Via0, Via3, Via5:
+		if c.peerInc[from] != m.Inc {
+			c.forget(from) // a restarted peer's cache is empty
+			c.peerInc[from] = m.Inc
+		}
+		if c.members&b == 0 {
+			if inc, cut := c.cutOff[from]; cut && inc == m.Inc {
+				c.stats.Discarded++
+				return false // no merge: the incarnation we broke with stays out
+			}
+			delete(c.cutOff, from)
+			c.members |= b
+			c.view++
+			c.event("system.member_up", "node %d connected; members %s", from, c.memberList())
+			c.sendSync(from)
+		}
+		c.silent[from] = 0
 	}
 	return true
 }
@@ -556,6 +680,25 @@ func (c *Core) Tick() {
 		c.tickHA()
 	case Robust:
 		c.tickRobust()
+	case Via0, Via3, Via5:
+		c.tickVIA()
+	}
+}
+
+// tickVIA sends every peer not cut off a flow-control credit (so a
+// restarted node finds its way back in) and reports a member that sent
+// nothing for viaCreditTicks periods as a broken connection.
+func (c *Core) tickVIA() {
+	for _, p := range c.cfg.Peers {
+		if _, cut := c.cutOff[p]; !cut {
+			c.send(p, Message{Type: MsgHeartbeat})
+		}
+	}
+	for _, p := range c.ids(c.members &^ c.self) {
+		c.silent[p]++
+		if c.silent[p] > viaCreditTicks {
+			c.PeerDown(p, fmt.Sprintf("no message for %d heartbeat periods", c.silent[p]))
+		}
 	}
 }
 

@@ -112,7 +112,7 @@ func TestHAPartitionNeverMerges(t *testing.T) {
 	m.wantMembers(3, 3, 4)
 	m.heal()
 	m.tick(20)
-	m.wantMembers(1, 1, 2) // seed 001 §5.2: no merge once the link is back
+	m.wantMembers(1, 1, 2) // Nagaraja et al. (2002) §5.2: no merge once the link is back
 	m.wantMembers(4, 3, 4)
 }
 
@@ -250,7 +250,7 @@ func TestCoreIsDeterministic(t *testing.T) {
 	}
 }
 
-// seed 000 §4.3: a hang shorter than failure detection (here 5 beats) leaves
+// Broadwell (2004) §4.3: a hang shorter than failure detection (here 5 beats) leaves
 // the resumed node rounds behind; its heartbeats still count, but its cache
 // updates and forwards are dropped as out of sequence, and the others forget
 // what it caches — until a join installs a new view.

@@ -57,7 +57,7 @@ func TestDemo(t *testing.T) {
 		intra[id] = freeAddr(t, fmt.Sprintf("127.0.0.%d", 40+id))
 		httpA[id] = freeAddr(t, fmt.Sprintf("127.0.0.%d", 40+id))
 	}
-	fn, _ := faultnet.NewNet(intra, faultnet.NetOptions{Seed: 1})
+	fn, _ := faultnet.NewNet(intra, faultnet.NetOptions{Seed: 1, ListenAddr: func(int, int) string { return "127.0.0.1:0" }})
 	defer fn.Close()
 	procs := map[int]*exec.Cmd{}
 	start := func(id int) {

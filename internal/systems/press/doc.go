@@ -1,6 +1,6 @@
 // Package press is faultbench's PRESS: a cluster web server after Carrera and
 // Bianchini's locality-aware, cooperative-caching server, as studied by
-// Nagaraja et al. (seed 001) and Broadwell (seed 000).
+// Nagaraja et al. (2002) and Broadwell (2004).
 //
 // Any node accepts an HTTP request for a page. It serves the page from its
 // memory cache; else forwards the request to a node that caches the page

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// CommFault names a fault inside the communication layer (seed 001 §4.2,
+// CommFault names a fault inside the communication layer (Nagaraja et al. 2002, §4.2,
 // §4.3), injected through the control endpoint.
 type CommFault string
 
@@ -17,8 +17,15 @@ const (
 	// ha allocate per message, so their sends wait and their receivers stop
 	// reading; robust pre-allocates its channel buffers and is immune.
 	MemAllocFail CommFault = "mem-alloc-fail"
+	// MemPinFail: pinnable physical memory runs out (Nagaraja et al. 2002, §4.2). Only
+	// via5 pins memory dynamically (every cached page, for zero-copy
+	// sends): it drops cached files until the cache fits in the fraction
+	// Pinnable of its capacity. The other modes are immune.
+	MemPinFail CommFault = "mem-pin-fail"
 	// BadParamNull: send() is passed a NULL data pointer and fails with
-	// EFAULT; the message is lost in every mode.
+	// EFAULT; the message is lost in perf, ha and robust. The VIA modes
+	// fail fast on the descriptor error (via3 and via5 on both ends), as
+	// they do for the two off-by-N faults below.
 	BadParamNull CommFault = "bad-param-null"
 	// BadParamOffset: the data pointer is off by N (1..100) bytes; the
 	// payload arrives shifted, with N bytes of stale memory at its end.
@@ -38,16 +45,18 @@ type FaultSpec struct {
 	Count       int       `json:"count,omitempty"`       // messages to hit at most; 0 = no limit
 	N           int       `json:"n,omitempty"`           // bad-param-*: the offset; default drawn from 1..100
 	Delay       string    `json:"delay,omitempty"`       // slow: per-message delay; default 100ms
+	Pinnable    float64   `json:"pinnable,omitempty"`    // mem-pin-fail: fraction of the cache that can stay pinned, [0, 1); default 0.25
 }
 
 type activeFault struct {
-	ID    int       `json:"id"`
-	Type  CommFault `json:"type"`
-	Until time.Time `json:"until"`
-	prob  float64
-	left  int // remaining hits; -1 = unlimited
-	n     int
-	delay time.Duration
+	ID       int       `json:"id"`
+	Type     CommFault `json:"type"`
+	Until    time.Time `json:"until"`
+	prob     float64
+	left     int // remaining hits; -1 = unlimited
+	n        int
+	delay    time.Duration
+	pinnable float64
 }
 
 // MaxFaultDuration bounds a comm fault, so none outlives a lost controller.
@@ -88,6 +97,14 @@ func (f *commFaults) add(s FaultSpec) (*activeFault, error) {
 	}
 	switch s.Type {
 	case MemAllocFail, BadParamNull, BadParamOffset, BadParamSize:
+	case MemPinFail:
+		a.pinnable = DefaultPinnable
+		if s.Pinnable != 0 {
+			a.pinnable = s.Pinnable
+		}
+		if !(a.pinnable > 0 && a.pinnable < 1) {
+			return nil, fmt.Errorf("fault mem-pin-fail: pinnable %v must be in (0, 1)", s.Pinnable)
+		}
 	case Slow:
 		a.delay = 100 * time.Millisecond
 		if s.Delay != "" {
@@ -96,7 +113,7 @@ func (f *commFaults) add(s FaultSpec) (*activeFault, error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("unknown comm fault %q (want mem-alloc-fail, bad-param-null, bad-param-offset, bad-param-size or slow)", s.Type)
+		return nil, fmt.Errorf("unknown comm fault %q (want mem-alloc-fail, mem-pin-fail, bad-param-null, bad-param-offset, bad-param-size or slow)", s.Type)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -160,6 +177,25 @@ func (f *commFaults) allocBlocked() bool {
 	return false
 }
 
+// DefaultPinnable is the fraction of its cache a via5 node can keep pinned
+// during a mem-pin-fail fault unless the fault says otherwise.
+const DefaultPinnable = 0.25
+
+// pinnable returns the smallest pinnable fraction of the active mem-pin-fail
+// faults, and whether there is one.
+func (f *commFaults) pinnable() (float64, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.expireLocked()
+	frac, any := 1.0, false
+	for _, a := range f.active {
+		if a.Type == MemPinFail {
+			frac, any = min(frac, a.pinnable), true
+		}
+	}
+	return frac, any
+}
+
 // sendAction is what the fault layer does to one outgoing frame.
 type sendAction struct {
 	drop  bool          // bad-param-null: send fails with EFAULT
@@ -175,7 +211,7 @@ func (f *commFaults) onSend(frame []byte) ([]byte, sendAction) {
 	f.expireLocked()
 	var act sendAction
 	for _, a := range f.active {
-		if a.Type == MemAllocFail || f.rng.Float64() >= a.prob {
+		if a.Type == MemAllocFail || a.Type == MemPinFail || f.rng.Float64() >= a.prob {
 			continue
 		}
 		if a.left > 0 {

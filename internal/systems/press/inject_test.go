@@ -34,7 +34,8 @@ func TestInjectorsThroughLevers(t *testing.T) {
 	target := clusterTarget{c}
 	ctx := context.Background()
 
-	revert, err := injectComm(ctx, target, fault.Occurrence{Type: "slow", Node: 2, Duration: time.Minute, Params: map[string]string{"delay": "5ms"}})
+	revert, err := injectComm(ctx, target, fault.Occurrence{Type: "slow", Node: 2, Duration: time.Minute},
+		&SlowParams{CommonParams: CommonParams{Probability: 1}, Delay: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,11 +48,13 @@ func TestInjectorsThroughLevers(t *testing.T) {
 	if fs := c.nodes[2].faults.list(); len(fs) != 0 {
 		t.Fatalf("node 2 faults after revert: %+v", fs)
 	}
-	if _, err := injectComm(ctx, target, fault.Occurrence{Type: "bad-param-size", Node: 2, Params: map[string]string{"n": "500"}}); err == nil {
-		t.Fatal("n=500 accepted")
+	// Validate rejects n 500 before any run; the node refuses it too.
+	if _, err := injectComm(ctx, target, fault.Occurrence{Type: "bad-param-size", Node: 2},
+		&BadParamParams{CommonParams: CommonParams{Probability: 1}, N: 500}); err == nil {
+		t.Fatal("n=500 accepted by the node")
 	}
 
-	revert, err = injectNet(ctx, target, fault.Occurrence{Type: "partition", Group: [][]int{{1, 2}, {3}}})
+	revert, err = injectNet(ctx, target, fault.Occurrence{Type: "partition", Group: [][]int{{1, 2}, {3}}}, faultnet.NewDownParams())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,15 +65,16 @@ func TestInjectorsThroughLevers(t *testing.T) {
 	if c.net.Link(1, 3).State() != (faultnet.State{}) {
 		t.Fatal("partition not reverted")
 	}
-	revert, err = injectNet(ctx, target, fault.Occurrence{Type: "bandwidth", Link: []int{1, 2}, Params: map[string]string{"rate": "512K"}})
+	revert, err = injectNet(ctx, target, fault.Occurrence{Type: "bandwidth", Link: []int{1, 2}}, &faultnet.BandwidthParams{Rate: 512 << 10})
 	if err != nil || c.net.Link(2, 1).State().Bandwidth != 512<<10 {
 		t.Fatalf("bandwidth: %v %+v", err, c.net.Link(2, 1).State())
 	}
 	revert()
-	if _, err := injectNet(ctx, target, fault.Occurrence{Type: "loss", Link: []int{1, 2}, Params: map[string]string{"loss": "2"}}); err == nil {
-		t.Fatal("loss 2 accepted")
+	// Validate rejects loss 2 before any run; faultnet refuses it too.
+	if _, err := injectNet(ctx, target, fault.Occurrence{Type: "loss", Link: []int{1, 2}}, &faultnet.LossParams{Loss: 2}); err == nil {
+		t.Fatal("loss 2 accepted by faultnet")
 	}
-	if _, err := injectNet(ctx, struct{ fault.Target }{target}, fault.Occurrence{Type: "switch-down"}); err == nil {
+	if _, err := injectNet(ctx, struct{ fault.Target }{target}, fault.Occurrence{Type: "switch-down"}, faultnet.NewDownParams()); err == nil {
 		t.Fatal("a target without faultnet accepted a network fault")
 	}
 }

@@ -85,6 +85,9 @@ func (m *memNet) collect(id int) {
 	for _, ev := range r.Events {
 		m.events = append(m.events, fmt.Sprintf("%d %s %s", id, ev.Kind, ev.Detail))
 	}
+	for _, p := range r.Disconnect {
+		m.events = append(m.events, fmt.Sprintf("%d disconnect %d", id, p))
+	}
 }
 
 // settle delivers messages until none are in flight (bounded).

@@ -46,10 +46,18 @@ type node struct {
 
 	connMu sync.Mutex
 	conns  map[net.Conn]struct{} // every intra-cluster connection, to close on stop
+	inPeer map[net.Conn]int      // incoming connections → the peer that dialled them
 
 	formed     chan struct{} // closed when Core starts serving
 	formedOnce sync.Once
+
+	fatal chan error // VIA fail-fast: the node terminates with this error
 }
+
+// ErrFailFast is returned by Main when a VIA-mode node terminated itself on
+// a communication error, as PRESS does (fail-fast); the operator's restart
+// brings it back.
+var ErrFailFast = errors.New("press: fail-fast")
 
 func newNode(cfg Config) (*node, error) {
 	if err := cfg.Validate(); err != nil {
@@ -71,7 +79,9 @@ func newNode(cfg Config) (*node, error) {
 		waiters: map[uint64]chan Completion{},
 		peers:   map[int]*peer{},
 		conns:   map[net.Conn]struct{}{},
+		inPeer:  map[net.Conn]int{},
 		formed:  make(chan struct{}),
+		fatal:   make(chan error, 1),
 	}
 	n.core = NewCore(CoreConfig{
 		Node: cfg.Node, Mode: cfg.Mode, Peers: ids, Incarnation: cfg.Incarnation,
@@ -162,6 +172,7 @@ func (n *node) run(parent context.Context) error {
 	select {
 	case <-n.ctx.Done():
 	case runErr = <-errc:
+	case runErr = <-n.fatal:
 	}
 	n.cancel() // every wait in a handler ends with it
 	intra.Close()
@@ -195,6 +206,7 @@ func (n *node) ticker() {
 		}
 		n.mu.Lock()
 		n.core.SetLoad(int(n.open.Load()))
+		n.applyPinLocked()
 		n.core.Tick()
 		r := n.readyLocked()
 		n.mu.Unlock()
@@ -237,6 +249,38 @@ func (n *node) peerDown(id int, why string) {
 	n.dispatch(r, false)
 }
 
+// applyPinLocked gives a via5 Core the pin limit of the active mem-pin-fail
+// faults (checked every heartbeat and when a fault is posted or removed).
+// The caller holds n.mu.
+func (n *node) applyPinLocked() {
+	if !n.cfg.Mode.ZeroCopy() {
+		return
+	}
+	limit := 0
+	if frac, ok := n.faults.pinnable(); ok {
+		limit = max(1, int(frac*float64(n.cfg.CachePages)))
+	}
+	n.core.SetPinLimit(limit)
+}
+
+func (n *node) applyPin() {
+	n.mu.Lock()
+	n.applyPinLocked()
+	r := n.readyLocked()
+	n.mu.Unlock()
+	n.dispatch(r, false)
+}
+
+// sendFailed reports a send descriptor error for a message to peer (VIA
+// modes fail fast on it).
+func (n *node) sendFailed(peer int, kind CommFault) {
+	n.mu.Lock()
+	n.core.SendFailed(peer, string(kind))
+	r := n.readyLocked()
+	n.mu.Unlock()
+	n.dispatch(r, false)
+}
+
 // readyLocked drains Core's output. ha and robust enqueue the messages
 // here, under the lock that stamped their sequence numbers, so that every
 // peer's queue holds them in sequence order; their queues never block (a
@@ -248,7 +292,12 @@ func (n *node) readyLocked() Ready {
 	if n.cfg.Mode == Perf {
 		return r
 	}
+	var keep []Envelope // remote-fault notices are written by dispatch, before the node stops
 	for _, e := range r.Msgs {
+		if e.Msg.Type == MsgRemoteFault {
+			keep = append(keep, e)
+			continue
+		}
 		if p := n.peers[e.To]; p != nil {
 			select {
 			case p.q <- outMsg{m: e.Msg}:
@@ -256,7 +305,7 @@ func (n *node) readyLocked() Ready {
 			}
 		}
 	}
-	r.Msgs = nil
+	r.Msgs = keep
 	return r
 }
 
@@ -277,6 +326,13 @@ func (n *node) dispatch(r Ready, wait bool) {
 	}
 	for _, ev := range r.Events {
 		n.emit(ev.Kind, ev.Detail)
+	}
+	for _, id := range r.Disconnect {
+		n.disconnect(id)
+	}
+	if r.Fatal != "" {
+		n.failFast(r)
+		return
 	}
 	var dones []chan error
 	for _, e := range r.Msgs {
@@ -405,7 +461,7 @@ func (n *node) handler() http.Handler {
 
 // limitListener is PRESS's own load shedding in perf and ha: above MaxConns
 // open connections it stops accepting, so clients wait in the backlog until
-// their connect timeout (seed 000 §4.1). robust accepts and answers 503.
+// their connect timeout (Broadwell 2004, §4.1). robust accepts and answers 503.
 type limitListener struct {
 	net.Listener
 	n *node

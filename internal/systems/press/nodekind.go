@@ -35,7 +35,7 @@ func init() { nodeprog.Register(Kind, RunNode) }
 //	queue-len=1024 join-window=30s seed=N incarnation=N
 //	events=stdout|stderr|none   where system.* events go, one JSON object a line
 //
-// --mode is perf, ha or robust; --peers lists every node's --listen address
+// --mode is perf, ha, robust, via0, via3 or via5; --peers lists every node's --listen address
 // in node order (the node's own entry included).
 func RunNode(ctx context.Context, nc nodeprog.Config) error {
 	cfg, err := ConfigFromNode(withEnvToken(nc, os.Getenv(TokenEnv)), os.Stdout, os.Stderr)

@@ -1,8 +1,6 @@
 package press
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +10,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/faultbench/faultbench/internal/control"
 	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/faultnet"
+	"github.com/faultbench/faultbench/internal/kernelfault"
 	nodeprog "github.com/faultbench/faultbench/internal/node"
 	"github.com/faultbench/faultbench/internal/scenario"
 	"github.com/faultbench/faultbench/internal/testbed"
@@ -38,7 +38,13 @@ const TokenEnv = "FAULTBENCH_PRESS_TOKEN"
 // giving them would be overridden, so it is told instead.
 var optionsSetPerNode = []string{"intra", "control", "token"}
 
-func init() { testbed.RegisterSystem(Kind, system{}) }
+func init() {
+	testbed.RegisterSystem(testbed.System{
+		Name: Kind, NodeKinds: []string{Kind}, PageSet: true,
+		Levers: []string{fault.LeverNetwork, fault.LeverControl},
+		Check:  system{}.Check, Prepare: system{}.Prepare,
+	})
+}
 
 // system adapts the testbed to press: fixed ports, a faultnet proxy on
 // every intra-cluster link, and a control endpoint per node guarded by a
@@ -49,14 +55,14 @@ type system struct{}
 // leave room for the intra and control offsets, and options the node
 // accepts (checked by building node 1's config, so a bad value is caught
 // before anything starts).
-func (system) Check(sc *scenario.Scenario) error {
+func (system) Check(sc *scenario.Scenario, plan testbed.Plan) error {
 	c := sc.Cluster
 	var errs []error
 	if c.Nodes < 2 {
 		errs = append(errs, sc.Errorf([]any{"cluster", "nodes"}, "press needs at least 2 nodes, got %d: a single node has no peer to cache for", c.Nodes))
 	}
 	if _, err := ParseMode(c.Mode); err != nil {
-		errs = append(errs, sc.Errorf([]any{"cluster", "mode"}, "press mode %q: want perf, ha or robust", c.Mode))
+		errs = append(errs, sc.Errorf([]any{"cluster", "mode"}, "press mode %q: want %s", c.Mode, modeNames))
 	}
 	port := c.Port
 	if port == 0 {
@@ -70,13 +76,20 @@ func (system) Check(sc *scenario.Scenario) error {
 			errs = append(errs, sc.Errorf([]any{"cluster", "options", k}, "option %s is set by faultbench for each node (addresses follow cluster.port; the token is drawn per run)", k))
 		}
 	}
+	if plan.KernelLinks {
+		for i, f := range sc.Faults {
+			if kernelfault.NeedsNetem(f.Type) {
+				errs = append(errs, sc.Errorf([]any{"faults", i, "type"}, "fault %s needs the kernel's netem qdisc on backend %s (press's links are kernel links there, with no proxy to delay them), and this kernel has none: use backend local", f.Type, c.Backend))
+			}
+		}
+	}
 	if len(errs) > 0 || c.Nodes > MaxNodes {
 		return errors.Join(errs...)
 	}
-	// Try node 1's configuration, with addresses standing in for the real ones.
+	// Try node 1's configuration, with the planned addresses.
 	peers := make([]string, c.Nodes)
 	for i := range peers {
-		peers[i] = net.JoinHostPort(fmt.Sprintf("127.0.0.%d", 11+i), strconv.Itoa(port))
+		peers[i] = net.JoinHostPort(plan.Host(i+1), strconv.Itoa(port))
 	}
 	opts := maps.Clone(c.Options)
 	if opts == nil {
@@ -92,31 +105,46 @@ func (system) Check(sc *scenario.Scenario) error {
 
 // Prepare fixes the ports, draws the run's control token, starts the
 // faultnet proxies (seeded from the scenario seed) and gives node i its
-// addresses: intra, control, and peer.J = the proxy of link i→J.
-func (system) Prepare(spec *testbed.Spec, seed int64) (testbed.Rig, error) {
+// addresses: intra, control, and peer.J = the proxy of link i→J. On a
+// backend with kernel links (plan.KernelLinks: netns) there is no proxy:
+// peer.J is node J's own intra-cluster address.
+func (system) Prepare(spec *testbed.Spec, plan testbed.Plan, seed int64) (testbed.Rig, error) {
 	if spec.Port == 0 {
 		spec.Port = DefaultPort
 	}
-	token, err := newToken()
+	token, err := control.NewToken()
 	if err != nil {
 		return nil, err
 	}
 	addr := func(node, offset int) string {
-		return net.JoinHostPort(spec.Host(node), strconv.Itoa(spec.Port+offset))
+		return net.JoinHostPort(plan.Host(node), strconv.Itoa(spec.Port+offset))
 	}
 	intra := map[int]string{}
 	for i := 1; i <= spec.Nodes; i++ {
 		intra[i] = addr(i, IntraOffset)
 	}
-	fn, err := faultnet.NewNet(intra, faultnet.NetOptions{Seed: seed})
-	if err != nil {
-		return nil, err
+	// On a backend with kernel links the nodes dial each other directly
+	// and the kernel serves the network faults (kernelfault): never route
+	// a fault through a proxy the system would not otherwise use.
+	var fn *faultnet.Net
+	if !plan.KernelLinks {
+		if fn, err = faultnet.NewNet(intra, faultnet.NetOptions{Seed: seed, ListenAddr: func(int, int) string { return plan.Proxy }}); err != nil {
+			return nil, err
+		}
 	}
 	_, userSeed := spec.Options["seed"]
 	spec.NodeOptions = func(i int) map[string]string {
 		opts := map[string]string{"intra": intra[i], "control": addr(i, ControlOffset)}
-		for j, a := range fn.PeersOf(i) {
-			opts["peer."+strconv.Itoa(j)] = a
+		if fn != nil {
+			for j, a := range fn.PeersOf(i) {
+				opts["peer."+strconv.Itoa(j)] = a
+			}
+		} else {
+			for j, a := range intra {
+				if j != i {
+					opts["peer."+strconv.Itoa(j)] = a
+				}
+			}
 		}
 		if !userSeed {
 			// Each node draws its comm-fault randomness from its own stream.
@@ -125,47 +153,49 @@ func (system) Prepare(spec *testbed.Spec, seed int64) (testbed.Rig, error) {
 		return opts
 	}
 	spec.Env = append(slices.Clip(spec.Env), TokenEnv+"="+token)
-	return &rig{net: fn, spec: *spec, token: token}, nil
-}
-
-// newToken draws the run's control token: 128 bits from crypto/rand, so no
-// other local process can guess it. It never enters the event log or the
-// results.
-func newToken() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("control token: %w", err)
-	}
-	return hex.EncodeToString(b), nil
+	return &rig{net: fn, spec: *spec, plan: plan, token: token}, nil
 }
 
 type rig struct {
 	net   *faultnet.Net
 	spec  testbed.Spec
+	plan  testbed.Plan
 	token string
 }
 
-func (r *rig) Target(c *testbed.Cluster) fault.Target { return &Cluster{Cluster: c, rig: r} }
+func (r *rig) Target(c testbed.Cluster) fault.Target { return &pressTarget{cluster: c, rig: r} }
 
 // Close closes every proxy, reverting any network fault still set; safe
-// twice.
-func (r *rig) Close() error { return r.net.Close() }
-
-// Cluster is a running press cluster as faults see it: the testbed
-// cluster's levers plus the faultnet links (NetLever) and the nodes'
-// control endpoints (ControlLever).
-type Cluster struct {
-	*testbed.Cluster
-	rig *rig
+// twice. Kernel links have no proxy: the backend removes their rules.
+func (r *rig) Close() error {
+	if r.net == nil {
+		return nil
+	}
+	return r.net.Close()
 }
 
-// FaultNet implements NetLever.
-func (c *Cluster) FaultNet() *faultnet.Net { return c.rig.net }
+// pressTarget is a running press cluster as faults see it: the faultnet links
+// (NetLever) and the nodes' control endpoints (ControlLever), wrapping the
+// backend's cluster, whose levers fault.As finds through Unwrap.
+type pressTarget struct {
+	cluster testbed.Cluster
+	rig     *rig
+}
+
+// Size is the cluster's.
+func (c *pressTarget) Size() int { return c.cluster.Size() }
+
+// Unwrap implements fault.Wrapper.
+func (c *pressTarget) Unwrap() fault.Target { return c.cluster }
+
+// FaultNet implements NetLever; nil on kernel links (the backend's
+// netfilter and qdisc levers serve the network faults there).
+func (c *pressTarget) FaultNet() *faultnet.Net { return c.rig.net }
 
 // PressControl implements ControlLever.
-func (c *Cluster) PressControl(node int) (addr, token string, err error) {
+func (c *pressTarget) PressControl(node int) (addr, token string, err error) {
 	if node < 1 || node > c.Size() {
 		return "", "", fmt.Errorf("no node %d (cluster has %d)", node, c.Size())
 	}
-	return net.JoinHostPort(c.rig.spec.Host(node), strconv.Itoa(c.rig.spec.Port+ControlOffset)), c.rig.token, nil
+	return net.JoinHostPort(c.rig.plan.Host(node), strconv.Itoa(c.rig.spec.Port+ControlOffset)), c.rig.token, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/faultbench/faultbench/internal/fault"
 	nodeprog "github.com/faultbench/faultbench/internal/node"
 	"github.com/faultbench/faultbench/internal/testbed"
+	"github.com/faultbench/faultbench/internal/testbed/local"
 )
 
 // Prepare gives each node its intra, control and peer.J (proxy) addresses
@@ -17,7 +18,11 @@ import (
 // Close closes every proxy.
 func TestRigPrepareAndClose(t *testing.T) {
 	spec := testbed.Spec{System: Kind, Nodes: 3, FirstHost: 41, Options: map[string]string{"heartbeat": "1s"}}
-	r, err := system{}.Prepare(&spec, 7)
+	plan, err := local.Backend{}.Plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := system{}.Prepare(&spec, plan, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,11 +52,11 @@ func TestRigPrepareAndClose(t *testing.T) {
 			t.Fatalf("proxy %s not listening: %v", p, err)
 		}
 	}
-	tgt := r.Target(&testbed.Cluster{})
-	if _, ok := tgt.(NetLever); !ok {
+	tgt := r.Target(&local.Processes{})
+	if _, ok := fault.As[NetLever](tgt); !ok {
 		t.Error("target lacks NetLever")
 	}
-	if _, ok := tgt.(fault.AppLever); !ok {
+	if _, ok := fault.As[fault.AppLever](tgt); !ok {
 		t.Error("target lost the cluster's AppLever")
 	}
 	r.Close()
@@ -93,5 +98,27 @@ func TestWithEnvToken(t *testing.T) {
 	nc.Options["token"] = "given"
 	if got := withEnvToken(nc, "s3cret").Options["token"]; got != "given" {
 		t.Errorf("token %q: an explicit option must win", got)
+	}
+}
+
+// On kernel links (plan.KernelLinks, as the netns backend plans) there is
+// no proxy: node i's peer.J is node J's own intra-cluster address, the
+// target has no faultnet, and Close has nothing to close.
+func TestRigOnKernelLinksDialsPeersDirectly(t *testing.T) {
+	spec := testbed.Spec{System: Kind, Nodes: 3}
+	plan := testbed.Plan{Hosts: []string{"10.213.5.11", "10.213.5.12", "10.213.5.13"}, Proxy: "10.213.5.1:0", KernelLinks: true}
+	r, err := system{}.Prepare(&spec, plan, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := spec.NodeOptions(2)
+	if opts["peer.1"] != "10.213.5.11:9080" || opts["peer.3"] != "10.213.5.13:9080" || opts["peer.2"] != "" {
+		t.Errorf("node 2 peers %v: want node 1's and node 3's intra addresses", opts)
+	}
+	if nl, ok := fault.As[NetLever](r.Target(&local.Processes{})); ok && nl.FaultNet() != nil {
+		t.Error("a faultnet on kernel links")
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("close: %v", err)
 	}
 }

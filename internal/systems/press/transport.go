@@ -2,6 +2,7 @@ package press
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"sync"
@@ -20,7 +21,15 @@ type peer struct {
 	conn         net.Conn // current outgoing connection, nil when none
 	lastDialFail time.Time
 	outUp, inUp  bool // perf handshake: Hello written / Hello received
+	accepted     bool // via*: the peer accepted conn (its accept byte arrived)
 }
+
+// viaAccept is the byte a VIA node writes on every connection it accepts:
+// as in VIA's connection handshake, the dialler counts the connection as
+// established — and its break as the peer's failure — only once the peer
+// accepted it, so a dial that a faultnet proxy took but could not complete
+// while the peer was still starting is not taken for a failure.
+const viaAccept = 0xAC
 
 type outMsg struct {
 	m    Message
@@ -61,6 +70,7 @@ func (n *node) track(c net.Conn) bool {
 func (n *node) untrack(c net.Conn) {
 	n.connMu.Lock()
 	delete(n.conns, c)
+	delete(n.inPeer, c)
 	n.connMu.Unlock()
 	c.Close()
 }
@@ -73,6 +83,69 @@ func (n *node) closeConns() {
 	}
 }
 
+func isBadParam(k CommFault) bool {
+	return k == BadParamNull || k == BadParamOffset || k == BadParamSize
+}
+
+// failFast writes the remote-fault notices of r (via3, via5: the remote end
+// of a failed remote write learns of it) on the current connections, then
+// stops the node with ErrFailFast.
+func (n *node) failFast(r Ready) {
+	for _, e := range r.Msgs {
+		p := n.peers[e.To]
+		if p == nil || e.Msg.Type != MsgRemoteFault {
+			continue
+		}
+		p.mu.Lock()
+		c := p.conn
+		p.mu.Unlock()
+		if c == nil {
+			continue
+		}
+		if frame, err := AppendFrame(nil, &e.Msg); err == nil {
+			c.SetWriteDeadline(time.Now().Add(n.cfg.MessageTimeout))
+			_, _ = c.Write(frame)
+		}
+	}
+	select {
+	case n.fatal <- fmt.Errorf("%w: node %d: %s", ErrFailFast, n.cfg.Node, r.Fatal):
+	default:
+	}
+}
+
+// disconnect closes every connection to and from peer (a VIA connection
+// break is seen at both ends).
+func (n *node) disconnect(peer int) {
+	if p := n.peers[peer]; p != nil {
+		p.mu.Lock()
+		c := p.conn
+		p.mu.Unlock()
+		if c != nil {
+			n.dropOut(p, c, errors.New("disconnected"))
+		}
+	}
+	n.connMu.Lock()
+	defer n.connMu.Unlock()
+	for c, id := range n.inPeer {
+		if id != peer {
+			continue
+		}
+		if n.cfg.Mode.RemoteWrite() {
+			// A remote write that completed in error before the break
+			// (MsgRemoteFault) is already in this socket's buffer: let the
+			// reader take what has arrived, then stop it. Closing at once
+			// lost it whenever the peer's other connection broke first.
+			c.SetReadDeadline(time.Now().Add(remoteDrain))
+			continue
+		}
+		c.Close()
+	}
+}
+
+// remoteDrain bounds how long disconnect lets an incoming connection's
+// reader take frames that arrived before the break (via3, via5).
+const remoteDrain = 100 * time.Millisecond
+
 func (n *node) dialTimeout() time.Duration {
 	if n.cfg.Mode == Robust {
 		return n.cfg.MessageTimeout
@@ -83,8 +156,8 @@ func (n *node) dialTimeout() time.Duration {
 // writer drains one peer's queue until the node stops.
 func (n *node) writer(p *peer) {
 	var buf []byte
-	if n.cfg.Mode == Robust {
-		buf = make([]byte, 0, maxFrame) // robust pre-allocates its channel buffer
+	if n.cfg.Mode.Preallocated() {
+		buf = make([]byte, 0, maxFrame) // robust and VIA pre-allocate their channel buffer
 	}
 	for {
 		var om outMsg
@@ -101,7 +174,7 @@ func (n *node) writer(p *peer) {
 }
 
 func (n *node) writeOne(p *peer, m Message, buf []byte) error {
-	if n.cfg.Mode != Robust {
+	if !n.cfg.Mode.Preallocated() {
 		// perf and ha allocate a buffer per message; while allocation fails
 		// the send waits (the kernel queues, the thread blocks).
 		for n.faults.allocBlocked() {
@@ -122,10 +195,16 @@ func (n *node) writeOne(p *peer, m Message, buf []byte) error {
 	if act.delay > 0 && !n.sleepCtx(act.delay) {
 		return n.ctx.Err()
 	}
+	if n.cfg.Mode.VIA() && isBadParam(act.kind) {
+		// A VIA descriptor with a bad pointer or size completes in error
+		// (rather than corrupting a byte stream): the node fails fast.
+		n.sendFailed(p.id, act.kind)
+		return errEFAULT
+	}
 	if act.drop {
 		return errEFAULT
 	}
-	if n.cfg.Mode == Robust {
+	if n.cfg.Mode == Robust || n.cfg.Mode.VIA() {
 		conn.SetWriteDeadline(time.Now().Add(n.cfg.MessageTimeout))
 	}
 	if _, err := conn.Write(frame); err != nil {
@@ -152,24 +231,35 @@ func (n *node) outConn(p *peer) net.Conn {
 		p.mu.Lock()
 		p.lastDialFail = time.Now()
 		p.mu.Unlock()
-		n.peerDown(p.id, "dial: "+err.Error())
+		if !n.cfg.Mode.VIA() { // a VIA connection that was never accepted is no failure
+			n.peerDown(p.id, "dial: "+err.Error())
+		}
 		return nil
 	}
 	if !n.track(c) {
 		return nil
 	}
 	p.mu.Lock()
-	p.conn = c
+	p.conn, p.accepted = c, false
 	p.mu.Unlock()
 	n.spawn(func() { n.watchOut(p, c) })
 	return c
 }
 
-// watchOut reads the outgoing connection only to learn when it breaks.
+// watchOut reads the outgoing connection only to learn when it breaks (and,
+// in the VIA modes, that the peer accepted it).
 func (n *node) watchOut(p *peer, c net.Conn) {
 	var b [256]byte
 	for {
-		if _, err := c.Read(b[:]); err != nil {
+		k, err := c.Read(b[:])
+		if k > 0 && b[0] == viaAccept {
+			p.mu.Lock()
+			if p.conn == c {
+				p.accepted = true
+			}
+			p.mu.Unlock()
+		}
+		if err != nil {
 			n.dropOut(p, c, err)
 			return
 		}
@@ -180,13 +270,14 @@ func (n *node) watchOut(p *peer, c net.Conn) {
 func (n *node) dropOut(p *peer, c net.Conn, err error) {
 	p.mu.Lock()
 	current := p.conn == c
+	report := current && (!n.cfg.Mode.VIA() || p.accepted)
 	if current {
 		p.conn = nil
-		p.outUp = false
+		p.outUp, p.accepted = false, false
 	}
 	p.mu.Unlock()
 	n.untrack(c)
-	if current && n.ctx.Err() == nil {
+	if report && n.ctx.Err() == nil {
 		n.peerDown(p.id, err.Error())
 	}
 }
@@ -279,12 +370,20 @@ func (n *node) acceptLoop(ln net.Listener) {
 
 // readLoop is PRESS's receive helper thread for one incoming connection.
 func (n *node) readLoop(c net.Conn) {
+	if n.cfg.Mode.VIA() {
+		c.SetWriteDeadline(time.Now().Add(n.cfg.MessageTimeout))
+		if _, err := c.Write([]byte{viaAccept}); err != nil {
+			n.untrack(c)
+			return
+		}
+		c.SetWriteDeadline(time.Time{})
+	}
 	dec := NewDecoder(c, n.cfg.Mode == Robust)
 	from := 0
 	var err error
 	reported, lastReport := 0, time.Time{}
 	for {
-		if n.cfg.Mode != Robust {
+		if !n.cfg.Mode.Preallocated() {
 			for n.faults.allocBlocked() { // no receive buffer: stop reading
 				if !n.sleepCtx(pollAlloc) {
 					break
@@ -305,6 +404,9 @@ func (n *node) readLoop(c net.Conn) {
 		}
 		if from == 0 {
 			from = p.id
+			n.connMu.Lock()
+			n.inPeer[c] = from
+			n.connMu.Unlock()
 		}
 		if m.Type == MsgHello {
 			if n.cfg.Mode == Perf {

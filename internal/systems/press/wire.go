@@ -13,20 +13,21 @@ import (
 type MsgType uint8
 
 const (
-	MsgHello     MsgType = iota + 1 // first message on a connection: who is calling
-	MsgHeartbeat                    // ha: to the ring successor; robust: to every peer
-	MsgJoin                         // a (re)started node asks to be let in
-	MsgView                         // the coordinator's membership after a join
-	MsgFailed                       // ha: Node was declared failed
-	MsgCached                       // sender now caches File
-	MsgEvicted                      // sender no longer caches File
-	MsgSync                         // sender's whole cache (on join/merge)
-	MsgForward                      // please send me File (request ReqID)
-	MsgFile                         // the answer to a forward: Data, or OK=false
+	MsgHello       MsgType = iota + 1 // first message on a connection: who is calling
+	MsgHeartbeat                      // ha: to the ring successor; robust: to every peer
+	MsgJoin                           // a (re)started node asks to be let in
+	MsgView                           // the coordinator's membership after a join
+	MsgFailed                         // ha: Node was declared failed
+	MsgCached                         // sender now caches File
+	MsgEvicted                        // sender no longer caches File
+	MsgSync                           // sender's whole cache (on join/merge)
+	MsgForward                        // please send me File (request ReqID)
+	MsgFile                           // the answer to a forward: Data, or OK=false
+	MsgRemoteFault                    // via3, via5: the remote memory write the sender posted to this node failed
 	msgTypeEnd
 )
 
-var msgNames = [...]string{"", "hello", "heartbeat", "join", "view", "failed", "cached", "evicted", "sync", "forward", "file"}
+var msgNames = [...]string{"", "hello", "heartbeat", "join", "view", "failed", "cached", "evicted", "sync", "forward", "file", "remote-fault"}
 
 func (t MsgType) String() string {
 	if t > 0 && t < msgTypeEnd {
@@ -45,7 +46,7 @@ type Message struct {
 	Round   uint32   // sender's heartbeat round (ha checks it)
 	Load    uint32   // sender's open client requests
 	View    uint32   // Hello, Heartbeat, Join, View, Failed: sender's view number
-	Node    uint16   // Failed: the failed node
+	Node    uint16   // Failed: the failed node; RemoteFault: the node whose write failed (the sender)
 	File    uint32   // Cached, Evicted, Forward, File
 	ReqID   uint64   // Forward, File
 	OK      bool     // File: Data is the page
@@ -84,7 +85,7 @@ func bodyLen(m *Message) int {
 		return 4
 	case MsgView:
 		return 4 + 2 + 2*len(m.Members)
-	case MsgFailed:
+	case MsgFailed, MsgRemoteFault:
 		return 4 + 2
 	case MsgCached, MsgEvicted:
 		return 4
@@ -127,7 +128,7 @@ func AppendFrame(dst []byte, m *Message) ([]byte, error) {
 		for _, id := range m.Members {
 			dst = be.AppendUint16(dst, id)
 		}
-	case MsgFailed:
+	case MsgFailed, MsgRemoteFault:
 		dst = be.AppendUint32(dst, m.View)
 		dst = be.AppendUint16(dst, m.Node)
 	case MsgCached, MsgEvicted:
@@ -205,7 +206,7 @@ func decodeFrame(frame []byte) (Message, error) {
 		for i := range k {
 			m.Members[i] = be.Uint16(b[6+2*i:])
 		}
-	case MsgFailed:
+	case MsgFailed, MsgRemoteFault:
 		if n != 6 {
 			return bad()
 		}

@@ -56,7 +56,7 @@ func TestWireRoundTrip(t *testing.T) {
 }
 
 // A wrong size desynchronises a byte stream for good but costs a
-// checksummed stream only the damaged frame (seed 001 §5.5, §7).
+// checksummed stream only the damaged frame (Nagaraja et al. 2002, §5.5, §7).
 func TestWrongSizeSpreadsInStreamAndIsContainedWithChecksums(t *testing.T) {
 	ms := sampleMessages()
 	var stream []byte

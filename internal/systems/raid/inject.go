@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"sync"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 )
 
 // ControlLever is implemented by a fault.Target whose raid nodes run with
-// the run's control token (the raid rig's Cluster).
+// the run's control token (the raid rig's target).
 type ControlLever interface {
 	RaidControl(node int) (*control.Client, error)
 }
@@ -23,9 +22,9 @@ type ControlLever interface {
 // raidSupport: the disk faults and maintenance events a raid cluster run by
 // `faultbench run` takes through its nodes' control API. restart-node and
 // restart-all are the generic process levers.
-var raidSupport = fault.Support{Backends: []string{"local"}, Systems: []string{Kind}}
+var raidSupport = fault.Support{Levers: []string{fault.LeverControl}, Systems: []string{Kind}}
 
-// DiskFaults are the DESIGN §4 disk fault types, all injected through
+// DiskFaults are the docs/scenario.md disk fault types, all injected through
 // POST /control/fault.
 var DiskFaults = []string{"disk-read-correctable", "disk-read-uncorrectable", "disk-write-correctable",
 	"disk-write-uncorrectable", "disk-hw-error", "disk-illegal-command", "disk-hang-read", "disk-hang-write",
@@ -35,46 +34,51 @@ func init() {
 	for _, typ := range DiskFaults {
 		fault.Register(typ, fault.InjectorFunc(injectDisk), raidSupport)
 	}
-	for _, typ := range []string{control.ReplaceDisk, control.StartReconstruction, control.RemoveWrongDisk} {
-		fault.Register(typ, fault.InjectorFunc(maintain), raidSupport)
-	}
+	fault.Register(control.ReplaceDisk, fault.WithParams(NewReplaceDiskParams,
+		func(ctx context.Context, t fault.Target, o fault.Occurrence, p *ReplaceDiskParams) (fault.Revert, error) {
+			return maintain(ctx, t, o, maintenance{reinsert: p.Reinsert})
+		}), raidSupport)
+	fault.Register(control.StartReconstruction, fault.WithParams(NewStartReconstructionParams,
+		func(ctx context.Context, t fault.Target, o fault.Occurrence, p *StartReconstructionParams) (fault.Revert, error) {
+			return maintain(ctx, t, o, maintenance{force: p.Force})
+		}), raidSupport)
+	fault.Register(control.RemoveWrongDisk, fault.InjectorFunc(func(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.Revert, error) {
+		return maintain(ctx, t, o, maintenance{})
+	}), raidSupport)
 }
 
-// Params of the maintenance events (checked by checkParam at validation):
-//
-//	replace-disk          reinsert: "true" — put back the disk a
-//	                      remove-wrong-disk pulled from this bay (stale, as
-//	                      it was) instead of a blank one
-//	start-reconstruction  force: "true" — first force a failed volume back
-//	                      with the disks present (the Windows 2000 repair
-//	                      of §4.2), then rebuild if a member is missing
-const (
-	paramReinsert = "reinsert"
-	paramForce    = "force"
-)
-
-// checkParam validates params.key of a raid fault of type typ.
-func checkParam(typ, key, value string) error {
-	want := map[string]string{control.ReplaceDisk: paramReinsert, control.StartReconstruction: paramForce}[typ]
-	if key != want || want == "" {
-		if want == "" {
-			return fmt.Errorf("%s takes no params", typ)
-		}
-		return fmt.Errorf("%s takes only params.%s", typ, want)
-	}
-	if _, err := strconv.ParseBool(value); err != nil {
-		return fmt.Errorf("%s: params.%s %q: want true or false", typ, key, value)
-	}
-	return nil
+// ReplaceDiskParams: replace-disk. Reinsert puts back the disk a
+// remove-wrong-disk pulled from this bay (stale, as it was) instead of a
+// blank one; default false.
+type ReplaceDiskParams struct {
+	Reinsert bool `param:"reinsert"`
 }
 
-func paramTrue(o fault.Occurrence, key string) bool {
-	b, _ := strconv.ParseBool(o.Params[key])
-	return b
+// NewReplaceDiskParams returns the defaults.
+func NewReplaceDiskParams() *ReplaceDiskParams { return &ReplaceDiskParams{} }
+
+// Validate accepts either value.
+func (*ReplaceDiskParams) Validate() error { return nil }
+
+// StartReconstructionParams: start-reconstruction. Force first forces a
+// failed volume back with the disks present (the Windows 2000 repair
+// docs/raid.md describes), then rebuilds if a member is missing; default
+// false.
+type StartReconstructionParams struct {
+	Force bool `param:"force"`
 }
+
+// NewStartReconstructionParams returns the defaults.
+func NewStartReconstructionParams() *StartReconstructionParams { return &StartReconstructionParams{} }
+
+// Validate accepts either value.
+func (*StartReconstructionParams) Validate() error { return nil }
+
+// maintenance is what the parameters of a maintenance event ask for.
+type maintenance struct{ reinsert, force bool }
 
 func clientFor(t fault.Target, o fault.Occurrence) (*control.Client, error) {
-	cl, ok := t.(ControlLever)
+	cl, ok := fault.As[ControlLever](t)
 	if !ok {
 		return nil, fmt.Errorf("%s on node %d: the cluster has no raid control API: %w", o.Type, o.Node, fault.ErrUnsupported)
 	}
@@ -142,7 +146,7 @@ func injectDisk(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.
 
 // maintain performs a maintenance event on node node:'s array through
 // POST /control/maintenance. Events are instantaneous: nothing to revert.
-func maintain(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.Revert, error) {
+func maintain(ctx context.Context, t fault.Target, o fault.Occurrence, m maintenance) (fault.Revert, error) {
 	c, err := clientFor(t, o)
 	if err != nil {
 		return nil, err
@@ -152,9 +156,9 @@ func maintain(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.Re
 		return nil, fmt.Errorf("%s on node %d disk %d: %w", o.Type, o.Node, d, err)
 	}
 	noRevert := func() error { return nil }
-	cl, _ := t.(*Cluster)
+	cl, _ := fault.As[*raidTarget](t)
 	switch {
-	case o.Type == control.ReplaceDisk && paramTrue(o, paramReinsert):
+	case o.Type == control.ReplaceDisk && m.reinsert:
 		if cl == nil {
 			return fail(fault.ErrUnsupported)
 		}
@@ -171,7 +175,7 @@ func maintain(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.Re
 			return fail(err)
 		}
 		return noRevert, nil
-	case o.Type == control.StartReconstruction && paramTrue(o, paramForce):
+	case o.Type == control.StartReconstruction && m.force:
 		if _, err := c.Maintenance(ctx, control.MaintenanceRequest{Action: control.Force}); err != nil {
 			return fail(fmt.Errorf("force: %w", err))
 		}

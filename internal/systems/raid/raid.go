@@ -2,7 +2,7 @@
 // volume (package array) over emulated faulty disks (package disk), with a
 // web front end that serves the synthetic page set from the volume and
 // appends its access log to it — the read-mostly web workload of Brown &
-// Patterson (seed 003 §3.2).
+// Patterson (2000, §3.2).
 //
 // Routes:
 //

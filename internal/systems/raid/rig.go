@@ -1,8 +1,6 @@
 package raid
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -10,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	ctl "github.com/faultbench/faultbench/internal/control"
 	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/node"
 	"github.com/faultbench/faultbench/internal/scenario"
@@ -23,7 +22,13 @@ import (
 // option control_token takes its token from there.
 const TokenEnv = "FAULTBENCH_RAID_TOKEN"
 
-func init() { testbed.RegisterSystem(Kind, system{}) }
+func init() {
+	testbed.RegisterSystem(testbed.System{
+		Name: Kind, NodeKinds: []string{Kind}, PageSet: true,
+		Levers: []string{fault.LeverControl},
+		Check:  system{}.Check, Prepare: system{}.Prepare,
+	})
+}
 
 // system adapts the testbed to raid: every node is a whole RAID-5 web
 // server of its own (usually one), whose control API — on the node's own
@@ -36,7 +41,7 @@ type system struct{}
 // own, and every disk fault and maintenance event aimed at a bay that
 // exists (1..disks+spares; start-reconstruction also takes 0, any spare).
 // Every error names file:line and the key.
-func (system) Check(sc *scenario.Scenario) error {
+func (system) Check(sc *scenario.Scenario, _ testbed.Plan) error {
 	c := sc.Cluster
 	var errs []error
 	opt := func(k string) []any { return []any{"cluster", "options", k} }
@@ -66,11 +71,6 @@ func (system) Check(sc *scenario.Scenario) error {
 			errs = append(errs, sc.Errorf([]any{"faults", i, "disk"}, "%s: disk %d does not exist: the array has bays 1 to %d (disks %d + spares %d; cluster.options disks and spares)",
 				f.Type, d, bays, set.Array.Disks, set.Array.Spares))
 		}
-		for _, k := range slices.Sorted(maps.Keys(f.Params)) {
-			if err := checkParam(f.Type, k, f.Params[k]); err != nil {
-				errs = append(errs, sc.Errorf([]any{"faults", i, "params", k}, "%v", err))
-			}
-		}
 	}
 	return errors.Join(errs...)
 }
@@ -86,26 +86,16 @@ func unjoin(err error) []error {
 // through the environment. Ports stay as the scenario says (0: one drawn
 // per node); the fault target finds each node's address on the running
 // cluster.
-func (system) Prepare(spec *testbed.Spec, seed int64) (testbed.Rig, error) {
+func (system) Prepare(spec *testbed.Spec, _ testbed.Plan, _ int64) (testbed.Rig, error) {
 	if _, set := spec.Options["control_token"]; set {
 		return nil, errors.New("option control_token is set by faultbench for each run")
 	}
-	token, err := newToken()
+	token, err := ctl.NewToken()
 	if err != nil {
 		return nil, err
 	}
 	spec.Env = append(slices.Clip(spec.Env), TokenEnv+"="+token)
 	return &rig{token: token, window: spec.Window, clock: spec.Clock, pulled: map[bayKey]int{}}, nil
-}
-
-// newToken draws the run's control token: 128 bits from crypto/rand. It
-// never enters the event log or the results.
-func newToken() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("control token: %w", err)
-	}
-	return hex.EncodeToString(b), nil
 }
 
 // bayKey names one bay of one node.
@@ -120,25 +110,32 @@ type rig struct {
 	pulled map[bayKey]int // remove-wrong-disk: the fault id whose revert reinserts the disk
 }
 
-func (r *rig) Target(c *testbed.Cluster) fault.Target { return &Cluster{Cluster: c, rig: r} }
+func (r *rig) Target(c testbed.Cluster) fault.Target { return &raidTarget{cluster: c, rig: r} }
 
 // Close has nothing to stop: the control API lives in the nodes.
 func (r *rig) Close() error { return nil }
 
-// Cluster is a running raid cluster as faults see it: the testbed
-// cluster's levers plus each node's control API (ControlLever).
-type Cluster struct {
-	*testbed.Cluster
-	rig *rig
+// raidTarget is a running raid cluster as faults see it: each node's
+// control API (ControlLever), wrapping the backend's cluster, whose levers
+// fault.As finds through Unwrap.
+type raidTarget struct {
+	cluster testbed.Cluster
+	rig     *rig
 }
 
+// Size is the cluster's.
+func (c *raidTarget) Size() int { return c.cluster.Size() }
+
+// Unwrap implements fault.Wrapper.
+func (c *raidTarget) Unwrap() fault.Target { return c.cluster }
+
 // RaidControl implements ControlLever.
-func (c *Cluster) RaidControl(n int) (*control.Client, error) {
-	return controlClient(c.Cluster, n, c.rig.token)
+func (c *raidTarget) RaidControl(n int) (*control.Client, error) {
+	return controlClient(c.cluster, n, c.rig.token)
 }
 
 // controlClient returns a client of node n's control API.
-func controlClient(c *testbed.Cluster, n int, token string) (*control.Client, error) {
+func controlClient(c testbed.Cluster, n int, token string) (*control.Client, error) {
 	for _, nd := range c.Nodes() {
 		if nd.ID == n {
 			return control.NewClient(nd.Addr, token), nil

@@ -1,7 +1,6 @@
 package raid
 
 import (
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,11 +8,11 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	ctl "github.com/faultbench/faultbench/internal/control"
 	"github.com/faultbench/faultbench/internal/pageset"
 	"github.com/faultbench/faultbench/internal/systems/raid/array"
 	"github.com/faultbench/faultbench/internal/systems/raid/control"
@@ -207,8 +206,7 @@ func (s *server) auth(h http.HandlerFunc) http.HandlerFunc {
 			writeError(w, http.StatusForbidden, "control API disabled: start the node with --option control_token=TOKEN")
 			return
 		}
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) != 1 {
+		if !ctl.Authorized(r, s.token) {
 			writeError(w, http.StatusUnauthorized, "missing or wrong control token (Authorization: Bearer TOKEN)")
 			return
 		}

@@ -14,7 +14,7 @@ import (
 // Metric series a raid run adds to windows.csv (testbed.Sampler).
 const (
 	// SeriesRedundancy is the number of further disk failures the volume
-	// tolerates (the lowest over the nodes): seed 003 Fig. 2's second axis.
+	// tolerates (the lowest over the nodes): Brown and Patterson (2000) Fig. 2's second axis.
 	SeriesRedundancy = "redundancy"
 	// SeriesRebuildProgress is how much of the redundancy is in place: 1
 	// when optimal, the reconstruction's progress (0..1) while rebuilding,
@@ -34,7 +34,7 @@ func sampleEvery(window time.Duration) time.Duration {
 // until ctx ends. A node that does not answer (restarting, or hung on a
 // disk) leaves its sample out; when no node answers, nothing is recorded
 // for that instant.
-func (r *rig) Sample(ctx context.Context, c *testbed.Cluster, series func(name string, v float64)) {
+func (r *rig) Sample(ctx context.Context, c testbed.Cluster, series func(name string, v float64)) {
 	every := sampleEvery(r.window)
 	clients := r.clients(c)
 	t := time.NewTicker(every)
@@ -79,7 +79,7 @@ func progressOf(st control.Status) float64 {
 	return 0
 }
 
-func (r *rig) clients(c *testbed.Cluster) map[int]*control.Client {
+func (r *rig) clients(c testbed.Cluster) map[int]*control.Client {
 	out := map[int]*control.Client{}
 	for _, n := range c.Nodes() {
 		out[n.ID] = control.NewClient(n.Addr, r.token)
@@ -97,7 +97,7 @@ const watchEvery = 250 * time.Millisecond
 // run's last instant are kept. A node that restarted numbers its events
 // from 1 again; the watcher notices (the node's last number falls below
 // what it has seen) and starts over for it.
-func (r *rig) Watch(ctx context.Context, c *testbed.Cluster, emit func(record.Event)) {
+func (r *rig) Watch(ctx context.Context, c testbed.Cluster, emit func(record.Event)) {
 	clock := r.clock
 	if clock == nil {
 		start := time.Now()

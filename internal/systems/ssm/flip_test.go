@@ -12,7 +12,7 @@ import (
 )
 
 // TestBitflipTargets is deliverable 5's bitflip in a stored value or in a
-// structure (seed 004 §5.6) through the nodes' real control endpoints: for
+// structure (Ling, Kiciman and Fox 2004, §5.6) through the nodes' real control endpoints: for
 // each target, a flip in one copy of a session leaves it readable and
 // verified (the stub takes the other copy), and a flip in every copy the
 // cookie names makes the read a 410 — never a 200 with damaged data.
@@ -41,7 +41,7 @@ func TestBitflipTargets(t *testing.T) {
 	}
 	flip := func(brick uint16, target string) {
 		t.Helper()
-		control(t, bricks[brick-1], fmt.Sprintf(`{"action":"bitflip","target":%q,"which":"latest"}`, target))
+		controlPost(t, bricks[brick-1], fmt.Sprintf(`{"action":"bitflip","target":%q,"which":"latest"}`, target))
 	}
 	for _, tc := range []struct{ target, allDamaged string }{
 		{"value", "state-corrupt"},

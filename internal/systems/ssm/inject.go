@@ -1,7 +1,6 @@
 package ssm
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,21 +9,23 @@ import (
 	"sync"
 	"time"
 
+	"github.com/faultbench/faultbench/internal/control"
 	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/faultnet"
+	"github.com/faultbench/faultbench/internal/kernelfault"
 	"github.com/faultbench/faultbench/internal/record"
 	"github.com/faultbench/faultbench/internal/systems/ssm/brick"
 )
 
 // ControlLever is implemented by a fault.Target whose bricks run with a
-// control endpoint and the run's token (the ssm rig's Cluster). SSMControl
+// control endpoint and the run's token (the ssm rig's target). SSMControl
 // returns an error wrapping ErrBrickOffline for a brick taken out of service.
 type ControlLever interface {
 	SSMControl(node int) (addr, token string, err error)
 }
 
 // ErrBrickOffline: Pinpoint took the brick out of service after too many
-// restarts (seed 004 §4); it is stopped for the rest of the run.
+// restarts (Ling, Kiciman and Fox 2004, §4); it is stopped for the rest of the run.
 var ErrBrickOffline = errors.New("brick is offline: Pinpoint took it out of service after too many restarts")
 
 // Noter is an optional capability of a fault.Target: it adds an event to
@@ -40,7 +41,7 @@ type Noter interface {
 // service, not a failure of the run. It says so in the timeline; where it
 // cannot (no timeline), the injection fails as before.
 func offlineNoOp(t fault.Target, o fault.Occurrence, err error) (fault.Revert, bool) {
-	n, ok := t.(Noter)
+	n, ok := fault.As[Noter](t)
 	if !errors.Is(err, ErrBrickOffline) || !ok {
 		return nil, false
 	}
@@ -51,36 +52,35 @@ func offlineNoOp(t fault.Target, o fault.Occurrence, err error) (fault.Revert, b
 	return func() error { return nil }, true
 }
 
-// NetLever is implemented by a fault.Target whose front end → brick links
-// run through a faultnet.Net.
-type NetLever interface {
-	FaultNet() *faultnet.Net
-}
+// NetLever is the network lever, fault.NetLever: ssm's rig runs the
+// front end → brick links through a faultnet.Net.
+type NetLever = fault.NetLever
 
-// ssmSupport: the faults an SSM cluster run by `faultbench run` supports
-// beyond the process faults every local cluster has.
-var ssmSupport = fault.Support{Backends: []string{"local"}, Systems: []string{ClusterKind}}
+// The faults an SSM cluster run by `faultbench run` supports beyond the
+// process faults of the backend, with the levers its rig offers: the
+// bricks' control endpoints and the front end → brick links.
+var (
+	ssmControl = fault.Support{Levers: []string{fault.LeverControl}, Systems: []string{ClusterKind}}
+	ssmNet     = fault.Support{Levers: []string{fault.LeverNetwork}, Systems: []string{ClusterKind}}
+)
 
 func init() {
-	fault.Register("bitflip", fault.InjectorFunc(injectBitflip), ssmSupport)
-	fault.Register("slow", fault.InjectorFunc(injectSlow), ssmSupport)
+	fault.Register("bitflip", fault.WithParams(NewBitflipParams, injectBitflip), ssmControl)
+	fault.Register("slow", fault.WithParams(NewSlowParams, injectSlow), ssmControl)
 	for _, typ := range []string{"loss", "delay", "link-down"} {
-		fault.Register(typ, fault.InjectorFunc(injectNet), ssmSupport)
+		fault.Register(typ, fault.WithParams(func() faultnet.Params { return faultnet.NewParams(typ) }, injectNet), ssmNet)
 	}
 }
 
-// controlClient bounds every control request: the endpoint answers at once
-// unless the brick is stopped.
-var controlClient = &http.Client{Timeout: 2 * time.Second}
+// controlTimeout bounds every control request: the endpoint answers at
+// once unless the brick is stopped.
+const controlTimeout = 2 * time.Second
 
-// errNoAnswer wraps a control request that got no HTTP answer at all (the
-// brick is down, restarting, or stopped).
-var errNoAnswer = errors.New("brick did not answer")
-
-// postControl posts req to brick n's /control.
+// postControl posts req to brick n's /control. A request that got no
+// answer at all wraps control.ErrNoAnswer.
 func postControl(ctx context.Context, t fault.Target, o fault.Occurrence, n int, req brick.ControlRequest) (brick.ControlReply, error) {
 	var reply brick.ControlReply
-	cl, ok := t.(ControlLever)
+	cl, ok := fault.As[ControlLever](t)
 	if !ok {
 		return reply, fmt.Errorf("%s on node %d: the cluster has no brick control endpoints: %w", o.Type, n, fault.ErrUnsupported)
 	}
@@ -88,43 +88,34 @@ func postControl(ctx context.Context, t fault.Target, o fault.Occurrence, n int,
 	if err != nil {
 		return reply, fmt.Errorf("%s: %w", o.Type, err)
 	}
-	body, _ := json.Marshal(req)
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/control", bytes.NewReader(body))
+	err = control.NewClient(addr, token, controlTimeout).Do(ctx, http.MethodPost, "/control", req, &reply)
+	var se *control.StatusError
+	if errors.As(err, &se) {
+		// The brick answers errors as a ControlReply too: its Error is
+		// the message worth showing.
+		if json.Unmarshal(se.Body, &reply) == nil && reply.Error != "" {
+			return reply, fmt.Errorf("%s on brick %d: %d %s", o.Type, n, se.Status, reply.Error)
+		}
+	}
 	if err != nil {
-		return reply, err
+		return reply, fmt.Errorf("%s on brick %d: %w", o.Type, n, err)
 	}
-	hr.Header.Set("Authorization", "Bearer "+token)
-	hr.Header.Set("Content-Type", "application/json")
-	resp, err := controlClient.Do(hr)
-	if err != nil {
-		return reply, fmt.Errorf("%s on brick %d: %w: %w", o.Type, n, errNoAnswer, err)
-	}
-	defer resp.Body.Close()
-	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<20)).Decode(&reply); err != nil {
-		return reply, fmt.Errorf("%s on brick %d: answer %d: %w", o.Type, n, resp.StatusCode, err)
-	}
-	if resp.StatusCode != http.StatusOK || !reply.OK {
-		return reply, fmt.Errorf("%s on brick %d: %d %s", o.Type, n, resp.StatusCode, reply.Error)
+	if !reply.OK {
+		return reply, fmt.Errorf("%s on brick %d: %s", o.Type, n, reply.Error)
 	}
 	return reply, nil
 }
 
 // injectBitflip flips one bit in count entries of the brick's tables
-// (seed 004 §5.6). Params: target (value | key | checksum | expiry | stack,
-// default value), which (latest | random, default latest), count (default
-// 1). A bit flip is damage, not a condition: there is nothing to revert;
+// (Ling et al. (2004) §5.6; parameters: BitflipParams). A bit flip is damage, not a condition: there is nothing to revert;
 // the brick's restart (by Pinpoint, exit_on_corrupt, or the operator) is
 // what removes it.
 //
 // target stack is §5.5's flip of the stack pointer: the process crashes at
 // once (the paper's brick did; a Go brick cannot damage its own stack
 // safely, so it exits through its control endpoint's crash, status 70).
-func injectBitflip(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.Revert, error) {
-	req, stack, perrs := bitflipRequest(o.Params)
-	if err := paramsError(o.Type, o.Params, perrs); err != nil {
-		return nil, err
-	}
-	if stack {
+func injectBitflip(ctx context.Context, t fault.Target, o fault.Occurrence, p *BitflipParams) (fault.Revert, error) {
+	if p.Stack() {
 		_, err := postControl(ctx, t, o, o.Node, brick.ControlRequest{Action: "crash"})
 		if revert, ok := offlineNoOp(t, o, err); ok {
 			return revert, nil
@@ -134,7 +125,7 @@ func injectBitflip(ctx context.Context, t fault.Target, o fault.Occurrence) (fau
 		}
 		return func() error { return nil }, nil
 	}
-	reply, err := postControl(ctx, t, o, o.Node, req)
+	reply, err := postControl(ctx, t, o, o.Node, p.Request())
 	if revert, ok := offlineNoOp(t, o, err); ok {
 		return revert, nil
 	}
@@ -148,19 +139,15 @@ func injectBitflip(ctx context.Context, t fault.Target, o fault.Occurrence) (fau
 	return func() error { return nil }, nil
 }
 
-// injectSlow makes the brick sleep before every message (seed 004 §5.8).
-// Params: delay (default 1ms). The brick is also told the fault's duration,
+// injectSlow makes the brick sleep before every message (Ling et al.
+// (2004) §5.8; parameters: SlowParams). The brick is also told the fault's duration,
 // so it reverts by itself should the controller die; the clear asks it to
 // clear. A brick that does not answer the clear is gone (restarted by
 // Pinpoint, crashed: the fault went with its memory) or stopped (it
 // reverts by itself when the duration it was given ends), so that is not
 // an error; a brick that answers with an error is.
-func injectSlow(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.Revert, error) {
-	delay, perrs := slowDelay(o.Params)
-	if err := paramsError(o.Type, o.Params, perrs); err != nil {
-		return nil, err
-	}
-	req := brick.ControlRequest{Action: "slow", Delay: delay.String()}
+func injectSlow(ctx context.Context, t fault.Target, o fault.Occurrence, p *SlowParams) (fault.Revert, error) {
+	req := brick.ControlRequest{Action: "slow", Delay: p.Delay.String()}
 	if o.Duration > 0 && o.Duration <= time.Hour {
 		req.Duration = o.Duration.String()
 	}
@@ -178,7 +165,7 @@ func injectSlow(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
 			_, err = postControl(ctx, t, o, n, brick.ControlRequest{Action: "clear"})
-			if errors.Is(err, errNoAnswer) {
+			if errors.Is(err, control.ErrNoAnswer) {
 				err = nil
 			}
 		})
@@ -188,31 +175,8 @@ func injectSlow(ctx context.Context, t fault.Target, o fault.Occurrence) (fault.
 
 // injectNet applies a network fault to the front end → brick links of a
 // node (node: N, every link of it: its NIC) or of one pair (link: [a, b]).
-// Params: loss (p, default 0.1) and rto (default 200ms) for loss; delay
-// (default 100ms) for delay; mode (hold | cut, default hold) for link-down.
-// seed 004 §5.7 is {type: loss, node: BRICK, params: {loss: "0.7"}}.
-func injectNet(_ context.Context, t fault.Target, o fault.Occurrence) (fault.Revert, error) {
-	nl, ok := t.(NetLever)
-	if !ok || nl.FaultNet() == nil {
-		return nil, fmt.Errorf("%s: the cluster has no faultnet proxies: %w", o.Type, fault.ErrUnsupported)
-	}
-	st, perrs := netState(o.Type, o.Params)
-	if err := paramsError(o.Type, o.Params, perrs); err != nil {
-		return nil, err
-	}
-	fn := nl.FaultNet()
-	var revert func()
-	var err error
-	switch {
-	case len(o.Link) == 2:
-		revert, err = fn.SetLink(o.Link[0], o.Link[1], st)
-	case o.Node > 0:
-		revert, err = fn.SetNode(o.Node, st)
-	default:
-		revert, err = fn.SetAll(st)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", o.Type, err)
-	}
-	return func() error { revert(); return nil }, nil
-}
+// Parameters: faultnet.LossParams, DelayParams, DownParams. Ling et al.
+// (2004) §5.7 is {type: loss, node: BRICK, params: {loss: "0.7"}}. On
+// kernel links kernelfault.InjectNet serves it instead; the mechanism is
+// fault.InjectNet, shared with press.
+var injectNet = fault.InjectNet(kernelfault.InjectNet)

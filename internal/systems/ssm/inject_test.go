@@ -48,8 +48,8 @@ func startBrick(t *testing.T, token string) (*brick.Brick, string) {
 func TestSlowThroughControl(t *testing.T) {
 	_, addr := startBrick(t, "secret")
 	tg := controlTarget{addr: addr, token: "secret"}
-	o := fault.Occurrence{Type: "slow", Node: 2, Duration: time.Minute, Params: map[string]string{"delay": "2ms"}}
-	revert, err := injectSlow(context.Background(), tg, o)
+	o := fault.Occurrence{Type: "slow", Node: 2, Duration: time.Minute}
+	revert, err := injectSlow(context.Background(), tg, o, &SlowParams{Delay: 2 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,18 +64,18 @@ func TestSlowThroughControl(t *testing.T) {
 		t.Fatalf("second revert: %v", err)
 	}
 	// A wrong token is refused, and named.
-	if _, err := injectSlow(context.Background(), controlTarget{addr: addr, token: "guess"}, o); err == nil {
+	if _, err := injectSlow(context.Background(), controlTarget{addr: addr, token: "guess"}, o, NewSlowParams()); err == nil {
 		t.Fatal("slow with a wrong token succeeded")
 	}
 	// A front end has no control endpoint.
-	if _, err := injectSlow(context.Background(), tg, fault.Occurrence{Type: "slow", Node: 1}); err == nil {
+	if _, err := injectSlow(context.Background(), tg, fault.Occurrence{Type: "slow", Node: 1}, NewSlowParams()); err == nil {
 		t.Fatal("slow on a front end succeeded")
 	}
 	// A brick gone before the clear (restarted, crashed) took the fault
 	// with it: nothing to revert, and no error.
 	b2, addr2 := startBrick(t, "secret")
 	tg2 := controlTarget{addr: addr2, token: "secret"}
-	revert, err = injectSlow(context.Background(), tg2, o)
+	revert, err = injectSlow(context.Background(), tg2, o, NewSlowParams())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,19 +88,13 @@ func TestSlowThroughControl(t *testing.T) {
 func TestBitflipParams(t *testing.T) {
 	_, addr := startBrick(t, "secret")
 	tg := controlTarget{addr: addr, token: "secret"}
-	for _, bad := range []string{"0", "x", "1001"} {
-		o := fault.Occurrence{Type: "bitflip", Node: 2, Params: map[string]string{"count": bad}}
-		if _, err := injectBitflip(context.Background(), tg, o); err == nil {
-			t.Errorf("count %q accepted", bad)
-		}
-	}
 	// An empty brick has nothing to flip: the injection fails rather than
 	// pretending.
-	o := fault.Occurrence{Type: "bitflip", Node: 2, Params: map[string]string{}}
-	if _, err := injectBitflip(context.Background(), tg, o); err == nil {
+	o := fault.Occurrence{Type: "bitflip", Node: 2}
+	if _, err := injectBitflip(context.Background(), tg, o, NewBitflipParams()); err == nil {
 		t.Error("bitflip on an empty brick succeeded")
 	}
-	if _, err := injectBitflip(context.Background(), fault.Target(controlTarget{addr: addr, token: "no"}), o); err == nil {
+	if _, err := injectBitflip(context.Background(), fault.Target(controlTarget{addr: addr, token: "no"}), o, NewBitflipParams()); err == nil {
 		t.Error("bitflip with a wrong token succeeded")
 	}
 }
@@ -111,11 +105,13 @@ func TestBitflipParams(t *testing.T) {
 // what takes it offline). Without a timeline to say so, they still fail.
 func TestFaultOnOfflineBrick(t *testing.T) {
 	r := &rig{addrs: map[int]string{3: "127.0.0.1:1"}, bricks: []int{3}, token: "t"}
-	c := &Cluster{rig: r}
+	c := &ssmTarget{rig: r}
 	var events []record.Event
 	for _, typ := range []string{"bitflip", "slow"} {
-		o := fault.Occurrence{Type: typ, Node: 3, Duration: time.Second, Params: map[string]string{}}
-		inject := map[string]fault.InjectorFunc{"bitflip": injectBitflip, "slow": injectSlow}[typ]
+		o := fault.Occurrence{Type: typ, Node: 3, Duration: time.Second}
+		inj := map[string]fault.Injector{"bitflip": fault.WithParams(NewBitflipParams, injectBitflip), "slow": fault.WithParams(NewSlowParams, injectSlow)}[typ]
+		o.Params = fault.ParamsFor(inj)
+		inject := inj.Inject
 		r.offline = nil
 		if _, err := inject(context.Background(), c, o); err == nil {
 			t.Fatalf("%s on a brick that does not answer succeeded", typ)
@@ -150,8 +146,10 @@ func TestBitflipStackCrashes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	o := fault.Occurrence{Type: "bitflip", Node: 2, Params: map[string]string{"target": "stack"}}
-	if _, err := injectBitflip(context.Background(), controlTarget{addr: b.Addr(), token: "secret"}, o); err != nil {
+	o := fault.Occurrence{Type: "bitflip", Node: 2}
+	p := NewBitflipParams()
+	p.Target = "stack"
+	if _, err := injectBitflip(context.Background(), controlTarget{addr: b.Addr(), token: "secret"}, o, p); err != nil {
 		t.Fatal(err)
 	}
 	select {

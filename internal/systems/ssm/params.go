@@ -2,171 +2,72 @@ package ssm
 
 import (
 	"fmt"
-	"maps"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/faultnet"
+	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/systems/ssm/brick"
 )
 
-// The params each SSM fault type takes. They are parsed by the same code
-// when the scenario is checked (Check, with file:line) and when the fault
-// is injected, so nothing the check let through fails at run time, and a
-// typo in a param name is an error rather than a silently ignored default.
-var faultParamKeys = map[string][]string{
-	"bitflip":   {"count", "target", "which"},
-	"slow":      {"delay"},
-	"loss":      {"loss", "rto"},
-	"delay":     {"delay"},
-	"link-down": {"mode"},
+// The parameters of the SSM brick faults. They are decoded and validated
+// by the fault package when the scenario is checked (file:line, unknown keys
+// rejected), and the injectors receive them typed. The network faults of an
+// SSM cluster take faultnet's parameters.
+
+// BitflipParams: bitflip (Ling et al. (2004) §5.6). Target is what is
+// flipped: value (default), key, checksum, expiry, or stack — §5.5's flip of
+// the stack pointer, which crashes the brick at once. Which picks the
+// entries: latest (default) or random. Count is how many entries, 1..1000
+// (default 1).
+type BitflipParams struct {
+	Target string `param:"target"`
+	Which  string `param:"which"`
+	Count  int    `param:"count"`
 }
 
-// paramError is a problem with one param of a fault.
-type paramError struct {
-	key string
-	err error
+// NewBitflipParams returns the defaults.
+func NewBitflipParams() *BitflipParams {
+	return &BitflipParams{Target: string(brick.FlipValue), Which: "latest", Count: 1}
 }
 
-func (e paramError) Error() string {
-	if e.key == "" {
-		return fmt.Sprintf("params: %v", e.err)
-	}
-	return fmt.Sprintf("params.%s: %v", e.key, e.err)
-}
-
-// checkParamKeys reports every param of typ that it does not take.
-func checkParamKeys(typ string, params map[string]string) []paramError {
-	known, ok := faultParamKeys[typ]
-	if !ok {
-		return nil
-	}
-	var errs []paramError
-	for _, k := range slices.Sorted(maps.Keys(params)) {
-		if !slices.Contains(known, k) {
-			errs = append(errs, paramError{k, fmt.Errorf("no such param (%s takes %s)", typ, strings.Join(known, ", "))})
-		}
-	}
-	return errs
-}
-
-// bitflipRequest turns a bitflip fault's params into its control request;
-// stack is set for target stack (§5.5: the brick crashes at once).
-func bitflipRequest(params map[string]string) (req brick.ControlRequest, stack bool, errs []paramError) {
-	req = brick.ControlRequest{Action: "bitflip", Target: params["target"], Which: params["which"], Count: 1}
-	switch req.Target {
-	case "":
-		req.Target = string(brick.FlipValue)
-	case "stack":
-		stack = true
-	case string(brick.FlipValue), string(brick.FlipKey), string(brick.FlipChecksum), string(brick.FlipExpiry):
+// Validate checks the target, which and count.
+func (p *BitflipParams) Validate() error {
+	switch brick.FlipTarget(p.Target) {
+	case brick.FlipValue, brick.FlipKey, brick.FlipChecksum, brick.FlipExpiry, "stack":
 	default:
-		errs = append(errs, paramError{"target", fmt.Errorf("%q is unknown (want value, checksum, expiry, key or stack)", req.Target)})
+		return &fault.ParamError{Key: "target", Err: fmt.Errorf("%q is unknown (want value, checksum, expiry, key or stack)", p.Target)}
 	}
-	switch req.Which {
-	case "", "latest", "random":
+	switch p.Which {
+	case "latest", "random":
 	default:
-		errs = append(errs, paramError{"which", fmt.Errorf("%q is unknown (want latest or random)", req.Which)})
+		return &fault.ParamError{Key: "which", Err: fmt.Errorf("%q is unknown (want latest or random)", p.Which)}
 	}
-	if v, ok := params["count"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			errs = append(errs, paramError{"count", fmt.Errorf("%q: want 1 to 1000", v)})
-		} else {
-			req.Count = n
-		}
+	if p.Count < 1 || p.Count > 1000 {
+		return &fault.ParamError{Key: "count", Err: fmt.Errorf("%d: want 1 to 1000", p.Count)}
 	}
-	return req, stack, errs
+	return nil
 }
 
-// slowDelay is a slow fault's per-message delay (param delay, default 1ms).
-func slowDelay(params map[string]string) (time.Duration, []paramError) {
-	v, ok := params["delay"]
-	if !ok {
-		return time.Millisecond, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 || d > time.Second {
-		return 0, []paramError{{"delay", fmt.Errorf("%q: want a duration above 0, at most 1s", v)}}
-	}
-	return d, nil
+// Stack reports target stack: the brick crashes instead of flipping.
+func (p *BitflipParams) Stack() bool { return p.Target == "stack" }
+
+// Request is the brick's control request of the flip.
+func (p *BitflipParams) Request() brick.ControlRequest {
+	return brick.ControlRequest{Action: "bitflip", Target: p.Target, Which: p.Which, Count: p.Count}
 }
 
-// netState is the faultnet state of a loss, delay or link-down fault.
-// Params: loss (p, default 0.1) and rto (default 200ms) for loss; delay
-// (default 100ms) for delay; mode (hold | cut, default hold) for link-down.
-func netState(typ string, params map[string]string) (faultnet.State, []paramError) {
-	var st faultnet.State
-	var errs []paramError
-	dur := func(key string, def time.Duration) time.Duration {
-		v, ok := params[key]
-		if !ok {
-			return def
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			errs = append(errs, paramError{key, fmt.Errorf("%q is not a positive duration", v)})
-		}
-		return d
-	}
-	switch typ {
-	case "loss":
-		st.Loss = 0.1
-		if v, ok := params["loss"]; ok {
-			p, err := strconv.ParseFloat(v, 64)
-			if err != nil || p < 0 || p > 1 {
-				errs = append(errs, paramError{"loss", fmt.Errorf("%q is not a probability in [0, 1]", v)})
-			}
-			st.Loss = p
-		}
-		st.RTO = dur("rto", faultnet.DefaultRTO)
-	case "delay":
-		st.Delay = dur("delay", 100*time.Millisecond)
-	case "link-down":
-		m, err := faultnet.ParseDownMode(params["mode"])
-		if err != nil {
-			errs = append(errs, paramError{"mode", err})
-		}
-		st.Down = m
-	}
-	if len(errs) == 0 {
-		if err := st.Validate(); err != nil {
-			errs = append(errs, paramError{"", err})
-		}
-	}
-	return st, errs
+// SlowParams: slow (Ling et al. (2004) §5.8), the brick sleeping Delay
+// before every message: above 0, at most 1s (default 1ms).
+type SlowParams struct {
+	Delay time.Duration `param:"delay"`
 }
 
-// faultParamErrors checks the params of one fault of an SSM scenario.
-func faultParamErrors(typ string, params map[string]string) []paramError {
-	errs := checkParamKeys(typ, params)
-	switch typ {
-	case "bitflip":
-		_, _, e := bitflipRequest(params)
-		errs = append(errs, e...)
-	case "slow":
-		_, e := slowDelay(params)
-		errs = append(errs, e...)
-	case "loss", "delay", "link-down":
-		_, e := netState(typ, params)
-		errs = append(errs, e...)
-	}
-	return errs
-}
+// NewSlowParams returns the defaults.
+func NewSlowParams() *SlowParams { return &SlowParams{Delay: time.Millisecond} }
 
-// paramsError is the injection-time form of faultParamErrors: one error
-// for a fault, from its unknown params and the errors its parser (passed
-// in, so the params are parsed once) found.
-func paramsError(typ string, params map[string]string, parsed []paramError) error {
-	errs := append(checkParamKeys(typ, params), parsed...)
-	if len(errs) == 0 {
-		return nil
+// Validate checks the delay.
+func (p *SlowParams) Validate() error {
+	if p.Delay <= 0 || p.Delay > time.Second {
+		return &fault.ParamError{Key: "delay", Err: fmt.Errorf("%v: want a duration above 0, at most 1s", p.Delay)}
 	}
-	parts := make([]string, len(errs))
-	for i, e := range errs {
-		parts[i] = e.Error()
-	}
-	return fmt.Errorf("%s: %s", typ, strings.Join(parts, "; "))
+	return nil
 }

@@ -65,7 +65,7 @@ func startBrickProc(t *testing.T, id int, addr string) *brickProc {
 	return p
 }
 
-func control(t *testing.T, addr, body string) {
+func controlPost(t *testing.T, addr, body string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", "http://"+addr+"/control", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer tok")
@@ -112,7 +112,7 @@ func TestBrickProcesses(t *testing.T) {
 	}
 	// Crash one of the two bricks holding the session.
 	victim := procs[int(ck.Bricks[0])]
-	control(t, victim.addr, `{"action":"crash"}`)
+	controlPost(t, victim.addr, `{"action":"crash"}`)
 	select {
 	case err := <-victim.done:
 		var ee *exec.ExitError

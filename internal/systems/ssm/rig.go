@@ -2,8 +2,6 @@ package ssm
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -14,8 +12,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/faultbench/faultbench/internal/control"
 	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/faultnet"
+	"github.com/faultbench/faultbench/internal/kernelfault"
 	"github.com/faultbench/faultbench/internal/node"
 	"github.com/faultbench/faultbench/internal/record"
 	"github.com/faultbench/faultbench/internal/scenario"
@@ -46,7 +46,17 @@ const (
 
 var runOptions = []string{OptPinpoint, OptPinpointInterval}
 
-func init() { testbed.RegisterSystem(ClusterKind, system{}) }
+func init() {
+	testbed.RegisterSystem(testbed.System{
+		Name: ClusterKind, NodeKinds: []string{ClusterKind, AppKind, BrickKind},
+		Levers: []string{fault.LeverNetwork, fault.LeverControl},
+		// The session protocol the front ends serve (docs/ssm.md); "null"
+		// sends nothing: it measures the generator.
+		Drivers:    []string{"ssm", "session", "null"},
+		DriverHint: "an ssm cluster's front ends serve the session protocol (docs/ssm.md); use driver ssm or session",
+		Check:      system{}.Check, Prepare: system{}.Prepare,
+	})
+}
 
 // system adapts the testbed to an SSM cluster of kind ssm: the front ends
 // (option apps, default "1") take the clients' load, every other node is a
@@ -108,32 +118,36 @@ func nodeOptions(opts map[string]string) map[string]string {
 // every node option, the rig's own keys, the params of the faults the rig
 // injects (params.go), and that brick faults (bitflip, slow) aim at
 // bricks. Every error names file:line and the key.
-func (system) Check(sc *scenario.Scenario) error {
+func (system) Check(sc *scenario.Scenario, plan testbed.Plan) error {
 	c := sc.Cluster
 	var errs []error
 	opt := func(key string) []any { return []any{"cluster", "options", key} }
 	if c.Nodes < 2 {
 		return sc.Errorf([]any{"cluster", "nodes"}, "ssm needs at least 2 nodes (a front end and a brick), got %d", c.Nodes)
 	}
+	if plan.KernelLinks {
+		for i, f := range sc.Faults {
+			if kernelfault.NeedsNetem(f.Type) {
+				errs = append(errs, sc.Errorf([]any{"faults", i, "type"}, "fault %s needs the kernel's netem qdisc on backend %s (ssm's links are kernel links there, with no proxy to delay them), and this kernel has none: use backend local", f.Type, c.Backend))
+			}
+		}
+	}
 	port := c.Port
 	if port == 0 {
 		port = DefaultPort
-	}
-	if d := sc.Workload.Driver; d != "ssm" && d != "session" && d != "null" {
-		errs = append(errs, sc.Errorf([]any{"workload", "driver"}, "driver %s: an ssm cluster's front ends serve the session protocol (docs/ssm.md); use driver ssm or session", d))
 	}
 	_, runErrs := parseRunSettings(c.Options)
 	for _, k := range slices.Sorted(maps.Keys(runErrs)) {
 		errs = append(errs, sc.Errorf(opt(k), "%v", runErrs[k]))
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Options)) {
-		if k == "control_token" || k == "bricks" || strings.HasPrefix(k, "brick.") {
+		if k == "control_token" || k == "bricks" || k == "replicas" || strings.HasPrefix(k, "brick.") {
 			errs = append(errs, sc.Errorf(opt(k), "option %s is set by faultbench for each run (brick addresses follow cluster.port and the faultnet proxies; the token is drawn per run)", k))
 		}
 	}
 	peers := make([]string, c.Nodes)
 	for i := range peers {
-		peers[i] = net.JoinHostPort(fmt.Sprintf("127.0.0.%d", 11+i), strconv.Itoa(port))
+		peers[i] = net.JoinHostPort(plan.Host(i+1), strconv.Itoa(port))
 	}
 	opts := nodeOptions(c.Options)
 	apps, bricks, err := Roles(node.Config{Node: 1, Peers: peers, Options: opts})
@@ -154,7 +168,22 @@ func (system) Check(sc *scenario.Scenario) error {
 		}
 		return n
 	}
-	if opts["backend"] == "" || opts["backend"] == "ssm" {
+	passive := opts["style"] == "passive"
+	if v, ok := opts["style"]; ok && v != "active" && v != "passive" {
+		errs = append(errs, sc.Errorf(opt("style"), "style %q: want active (every write to w bricks, acknowledged by wq) or passive (the primary alone answers; it ships writes to w−1 backups)", v))
+	}
+	if settings, _ := parseRunSettings(c.Options); passive && settings.pinpoint {
+		errs = append(errs, sc.Errorf(opt(OptPinpoint), "pinpoint compares every brick's reads and writes with its peers', and in style passive only the primary serves: it would always be the odd one out and be restarted, losing its unshipped writes (use style active with pinpoint)"))
+	}
+	if (opts["backend"] == "" || opts["backend"] == "ssm") && passive {
+		num("w", 3)
+		for _, k := range []string{"wq", "r"} {
+			if v, ok := opts[k]; ok && v != "1" {
+				errs = append(errs, sc.Errorf(opt(k), "%s %q does not apply to style passive: the primary alone acknowledges and answers (leave %s out, or set it to 1)", k, v, k))
+			}
+		}
+	}
+	if (opts["backend"] == "" || opts["backend"] == "ssm") && !passive {
 		w, wq, r := num("w", 3), num("wq", 2), num("r", 2)
 		switch {
 		case wq > w:
@@ -183,13 +212,6 @@ func (system) Check(sc *scenario.Scenario) error {
 		errs = append(errs, sc.Errorf([]any{"cluster", "options"}, "%v", err))
 	}
 	for i, f := range sc.Faults {
-		for _, pe := range faultParamErrors(f.Type, f.Params) {
-			path := []any{"faults", i, "params"}
-			if pe.key != "" {
-				path = append(path, pe.key)
-			}
-			errs = append(errs, sc.Errorf(path, "%s: %v", f.Type, pe.err))
-		}
 		if f.Type != "bitflip" && f.Type != "slow" {
 			continue
 		}
@@ -211,8 +233,9 @@ func (system) Check(sc *scenario.Scenario) error {
 
 // Prepare fixes the port, draws the run's control token, starts a faultnet
 // proxy per link (seeded from the scenario seed) and gives every front end
-// brick.J = the proxy of link front end → J.
-func (system) Prepare(spec *testbed.Spec, seed int64) (testbed.Rig, error) {
+// brick.J = the proxy of link front end → J; on kernel links
+// (plan.KernelLinks: netns) brick.J is brick J's own address.
+func (system) Prepare(spec *testbed.Spec, plan testbed.Plan, seed int64) (testbed.Rig, error) {
 	settings, errs := parseRunSettings(spec.Options)
 	if len(errs) > 0 {
 		return nil, errors.Join(slices.Collect(maps.Values(errs))...)
@@ -224,20 +247,25 @@ func (system) Prepare(spec *testbed.Spec, seed int64) (testbed.Rig, error) {
 	peers := make([]string, spec.Nodes)
 	addrs := map[int]string{}
 	for i := 1; i <= spec.Nodes; i++ {
-		addrs[i] = net.JoinHostPort(spec.Host(i), strconv.Itoa(spec.Port))
+		addrs[i] = net.JoinHostPort(plan.Host(i), strconv.Itoa(spec.Port))
 		peers[i-1] = addrs[i]
 	}
 	apps, bricks, err := Roles(node.Config{Peers: peers, Options: spec.Options})
 	if err != nil {
 		return nil, err
 	}
-	token, err := newToken()
+	token, err := control.NewToken()
 	if err != nil {
 		return nil, err
 	}
-	fn, err := faultnet.NewNet(addrs, faultnet.NetOptions{Seed: seed})
-	if err != nil {
-		return nil, err
+	// On a backend with kernel links (netns) the front ends dial the
+	// bricks directly and the kernel serves the network faults
+	// (kernelfault): no proxy the system would not otherwise use.
+	var fn *faultnet.Net
+	if !plan.KernelLinks {
+		if fn, err = faultnet.NewNet(addrs, faultnet.NetOptions{Seed: seed, ListenAddr: func(int, int) string { return plan.Proxy }}); err != nil {
+			return nil, err
+		}
 	}
 	spec.NodeOptions = func(i int) map[string]string {
 		if !slices.Contains(apps, i) {
@@ -245,22 +273,16 @@ func (system) Prepare(spec *testbed.Spec, seed int64) (testbed.Rig, error) {
 		}
 		opts := map[string]string{}
 		for _, j := range bricks {
-			opts["brick."+strconv.Itoa(j)] = fn.Addr(i, j)
+			if fn != nil {
+				opts["brick."+strconv.Itoa(j)] = fn.Addr(i, j)
+			} else {
+				opts["brick."+strconv.Itoa(j)] = addrs[j]
+			}
 		}
 		return opts
 	}
 	spec.Env = append(slices.Clip(spec.Env), TokenEnv+"="+token)
 	return &rig{net: fn, addrs: addrs, apps: apps, bricks: bricks, token: token, settings: settings, clock: spec.Clock, window: spec.Window}, nil
-}
-
-// newToken draws the run's control token: 128 bits from crypto/rand. It
-// never enters the event log or the results.
-func newToken() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("control token: %w", err)
-	}
-	return hex.EncodeToString(b), nil
 }
 
 type rig struct {
@@ -296,6 +318,14 @@ func (r *rig) brickOffline(n int) bool {
 	return r.offline[n]
 }
 
+// clockNow is the run's time; 0 without a clock.
+func (r *rig) clockNow() time.Duration {
+	if r.clock == nil {
+		return 0
+	}
+	return r.clock.Now()
+}
+
 // note adds an event to the run's timeline; false before Watch runs.
 func (r *rig) note(e record.Event) bool {
 	r.mu.Lock()
@@ -311,14 +341,19 @@ func (r *rig) note(e record.Event) bool {
 	return true
 }
 
-func (r *rig) Target(c *testbed.Cluster) fault.Target { return &Cluster{Cluster: c, rig: r} }
+func (r *rig) Target(c testbed.Cluster) fault.Target { return &ssmTarget{cluster: c, rig: r} }
 
 // ClientNodes implements testbed.ClientNodes: only the front ends serve
 // the session protocol.
 func (r *rig) ClientNodes() []int { return slices.Clone(r.apps) }
 
 // Close closes every proxy, reverting any network fault still set; safe twice.
-func (r *rig) Close() error { return r.net.Close() }
+func (r *rig) Close() error {
+	if r.net == nil {
+		return nil
+	}
+	return r.net.Close()
+}
 
 // Watch implements testbed.Watcher: with option pinpoint=on it runs the
 // Pinpoint monitor over the bricks' own addresses (statistics are
@@ -327,8 +362,14 @@ func (r *rig) Close() error { return r.net.Close() }
 // restart (through the testbed's RestartApp, within a restart budget: see
 // brickRestarter), offline (after too many restarts the brick is killed
 // and left down), restart_failed (also a restart over budget).
-func (r *rig) Watch(ctx context.Context, c *testbed.Cluster, emit func(record.Event)) {
+func (r *rig) Watch(ctx context.Context, c testbed.Cluster, emit func(record.Event)) {
 	if !r.settings.pinpoint {
+		return
+	}
+	app, ok := fault.As[fault.AppLever](c)
+	if !ok {
+		emit(record.Event{TS: r.clockNow().Seconds(), Kind: "system.pinpoint.error",
+			Detail: "the backend's cluster cannot restart a node's application (no app lever): Pinpoint not started"})
 		return
 	}
 	r.mu.Lock()
@@ -345,7 +386,7 @@ func (r *rig) Watch(ctx context.Context, c *testbed.Cluster, emit func(record.Ev
 	m, err := pinpoint.NewMonitor(pinpoint.MonitorConfig{
 		Bricks:   watched,
 		Interval: r.settings.interval,
-		Restarter: &brickRestarter{restart: c.RestartApp, stop: func(n int) error { r.takeOffline(n); return c.KillApp(n) },
+		Restarter: &brickRestarter{restart: app.RestartApp, stop: func(n int) error { r.takeOffline(n); return app.KillApp(n) },
 			limit: r.settings.restartLimit, window: restartWindow},
 		Clock: clock,
 		OnEvent: func(e pinpoint.Event) {
@@ -398,20 +439,26 @@ func (b *brickRestarter) Restart(n int) error {
 // Stop takes a brick offline: killed, and left down.
 func (b *brickRestarter) Stop(n int) error { return b.stop(n) }
 
-// Cluster is a running SSM cluster as faults see it: the testbed cluster's
-// levers plus the faultnet links (FaultNet) and the bricks' control
-// endpoints (SSMControl).
-type Cluster struct {
-	*testbed.Cluster
-	rig *rig
+// ssmTarget is a running SSM cluster as faults see it: the faultnet links
+// (FaultNet) and the bricks' control endpoints (SSMControl), wrapping the
+// backend's cluster, whose levers fault.As finds through Unwrap.
+type ssmTarget struct {
+	cluster testbed.Cluster
+	rig     *rig
 }
 
+// Size is the cluster's.
+func (c *ssmTarget) Size() int { return c.cluster.Size() }
+
+// Unwrap implements fault.Wrapper.
+func (c *ssmTarget) Unwrap() fault.Target { return c.cluster }
+
 // FaultNet returns the proxies between front ends and bricks.
-func (c *Cluster) FaultNet() *faultnet.Net { return c.rig.net }
+func (c *ssmTarget) FaultNet() *faultnet.Net { return c.rig.net }
 
 // SSMControl returns brick node's control address and the run's token;
 // ErrBrickOffline when Pinpoint has taken the brick out of service.
-func (c *Cluster) SSMControl(n int) (addr, token string, err error) {
+func (c *ssmTarget) SSMControl(n int) (addr, token string, err error) {
 	if !slices.Contains(c.rig.bricks, n) {
 		return "", "", fmt.Errorf("node %d is not a brick (bricks: %v)", n, c.rig.bricks)
 	}
@@ -423,4 +470,4 @@ func (c *Cluster) SSMControl(n int) (addr, token string, err error) {
 
 // Note adds an event to the run's timeline (once Pinpoint watches the
 // run; false before, and when it does not).
-func (c *Cluster) Note(e record.Event) bool { return c.rig.note(e) }
+func (c *ssmTarget) Note(e record.Event) bool { return c.rig.note(e) }

@@ -46,7 +46,7 @@ const (
 // answered a poll since the last record) and SeriesDroppedMax (each
 // brick's drops since the last record, from two answers of the same
 // incarnation, as a rate; the highest).
-func (r *rig) Sample(ctx context.Context, _ *testbed.Cluster, series func(name string, v float64)) {
+func (r *rig) Sample(ctx context.Context, _ testbed.Cluster, series func(name string, v float64)) {
 	every := sampleEvery(r.window)
 	client := &http.Client{Timeout: pollTimeout}
 	recorded := map[int]brick.Stats{} // each brick's answer at the last record

@@ -1,5 +1,5 @@
 // Package ssm is faultbench's SSM: the session-state store of Ling, Kıcıman
-// and Fox (seed 004) and its node programs. Importing it registers three
+// and Fox (2004) and its node programs. Importing it registers three
 // node kinds:
 //
 //	faultbench node ssm-brick   a brick: session state in memory (package brick)
@@ -18,12 +18,16 @@
 //
 //	ssm-brick: control_token, beacon_interval (100ms), generation (1s),
 //	           max_value (262144), inbox (65536), discard_expired (true),
-//	           exit_on_corrupt (false), slow (0s), seed (0)
+//	           exit_on_corrupt (false), slow (0s), seed (0); for
+//	           style=passive also w (3, the degree), replicas (the other
+//	           bricks' addresses), backup_interval (10ms), beacon_timeout
+//	           (500ms)
 //	ssm-app:   backend (ssm | memory | file), bricks (comma-separated
 //	           addresses, required for ssm; may be faultnet proxies),
-//	           w (3), wq (2), r (2), timeout (60ms), aimd (true),
-//	           beacon_timeout (500ms), state_size (8192), session_ttl (30m),
-//	           file_dir (default <dir>/sessions), seed (0)
+//	           style (active | passive), w (3), wq (2), r (2), timeout
+//	           (60ms), aimd (true), beacon_timeout (500ms), state_size
+//	           (8192), session_ttl (30m), file_dir (default
+//	           <dir>/sessions), seed (0)
 //
 // A brick's id is its node number; it serves the stub protocol and HTTP
 // (/health, /stats, /control) on its one listen address. The testbed gives
@@ -33,8 +37,10 @@ package ssm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"maps"
 	"net"
@@ -44,6 +50,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/node"
@@ -111,6 +118,22 @@ func Serve(ctx context.Context, cfg node.Config) error {
 		return err
 	}
 	if !slices.Contains(apps, cfg.Node) {
+		if cfg.Options["replicas"] == "" {
+			// The passive style's peers: every other brick, at its own
+			// address (brick-to-brick traffic has no faultnet proxy).
+			var addrs []string
+			for _, j := range bricks {
+				if j != cfg.Node {
+					addrs = append(addrs, cfg.Peers[j-1])
+				}
+			}
+			opts := maps.Clone(cfg.Options)
+			if opts == nil {
+				opts = map[string]string{}
+			}
+			opts["replicas"] = strings.Join(addrs, ",")
+			cfg.Options = opts
+		}
 		return ServeBrick(ctx, cfg)
 	}
 	if cfg.Options["bricks"] == "" {
@@ -205,13 +228,36 @@ func (o *options) string(key string, p *string) {
 	}
 }
 
+// list reads comma-separated entries, blanks dropped.
+func (o *options) list(key string, p *[]string) {
+	if v, ok := o.raw(key); ok {
+		for _, a := range strings.Split(v, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				*p = append(*p, a)
+			}
+		}
+	}
+}
+
+// style reads option style (active | passive) as "is passive".
+func (o *options) style(passive *bool) {
+	if v, ok := o.raw("style"); ok {
+		st, err := stub.ParseStyle(v)
+		if err != nil {
+			o.bad("style", v, "active or passive")
+			return
+		}
+		*passive = st == stub.Passive
+	}
+}
+
 // Option names of each role. The testbed gives every node of a cluster the
 // same options, so a role ignores the other role's options and rejects only
 // names no SSM node knows.
 var (
 	brickOptions = []string{"control_token", "beacon_interval", "generation", "max_value", "inbox",
-		"discard_expired", "exit_on_corrupt", "slow", "seed"}
-	appOptions = []string{"backend", "bricks", "w", "wq", "r", "timeout", "aimd", "beacon_timeout",
+		"discard_expired", "exit_on_corrupt", "slow", "seed", "style", "w", "replicas", "backup_interval", "beacon_timeout"}
+	appOptions = []string{"backend", "bricks", "style", "w", "wq", "r", "timeout", "aimd", "beacon_timeout",
 		"state_size", "session_ttl", "file_dir", "seed"}
 	clusterOptions = []string{"apps"} // and brick.J
 )
@@ -250,6 +296,11 @@ func BrickConfig(cfg node.Config) (brick.Config, error) {
 	o.bool("exit_on_corrupt", &c.ExitOnCorrupt)
 	o.duration("slow", &c.Slow)
 	o.int64("seed", &c.Seed)
+	o.style(&c.Passive)
+	o.int("w", &c.Degree)
+	o.list("replicas", &c.Replicas)
+	o.duration("backup_interval", &c.BackupInterval)
+	o.duration("beacon_timeout", &c.PeerTimeout)
 	if err := o.err(); err != nil {
 		return c, err
 	}
@@ -304,12 +355,11 @@ func AppConfig(cfg node.Config) (AppSettings, error) {
 	s := AppSettings{Backend: "ssm", Stub: stub.DefaultConfig(), App: app.DefaultConfig()}
 	o := newOptions(AppKind, cfg)
 	o.string("backend", &s.Backend)
-	var bricks string
-	o.string("bricks", &bricks)
-	for _, a := range strings.Split(bricks, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			s.Stub.Bricks = append(s.Stub.Bricks, a)
-		}
+	o.list("bricks", &s.Stub.Bricks)
+	var passive bool
+	o.style(&passive)
+	if passive {
+		s.Stub.Style = stub.Passive
 	}
 	o.int("w", &s.Stub.W)
 	o.int("wq", &s.Stub.WQ)
@@ -349,6 +399,24 @@ func AppConfig(cfg node.Config) (AppSettings, error) {
 	return s, s.App.Validate()
 }
 
+// timelineEvents writes one JSON object a line, the form the testbed
+// forwards from a node's stdout to the run's timeline:
+// {"kind":"system.ssm.primary","node":1,"detail":"...","unix_s":1.7e9}.
+func timelineEvents(w io.Writer, nodeID int) func(kind, detail string) {
+	var mu sync.Mutex
+	enc := json.NewEncoder(w)
+	return func(kind, detail string) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(struct {
+			Kind   string  `json:"kind"`
+			Node   int     `json:"node"`
+			Detail string  `json:"detail"`
+			UnixS  float64 `json:"unix_s"`
+		}{kind, nodeID, detail, float64(time.Now().UnixNano()) / 1e9})
+	}
+}
+
 // startLiveWait bounds how long a starting front end waits for its stub to
 // see W live bricks before it listens anyway.
 const startLiveWait = 5 * time.Second
@@ -363,7 +431,16 @@ func ServeApp(ctx context.Context, cfg node.Config) error {
 	switch s.Backend {
 	case "ssm":
 		logger := log.New(os.Stderr, fmt.Sprintf("ssm-app %d: ", cfg.Node), log.LstdFlags|log.Lmicroseconds)
-		s.Stub.OnEvent = func(kind, detail string) { logger.Printf("%s %s", kind, detail) }
+		timeline := timelineEvents(os.Stdout, cfg.Node)
+		s.Stub.OnEvent = func(kind, detail string) {
+			logger.Printf("%s %s", kind, detail)
+			if kind == "system.ssm.primary" {
+				// A promotion belongs on the run's timeline (the testbed
+				// turns such stdout lines into events); brick up and down
+				// stay in the log, where every front end repeats them.
+				timeline(kind, detail)
+			}
+		}
 		st, err := stub.New(s.Stub)
 		if err != nil {
 			return err
@@ -373,6 +450,11 @@ func ServeApp(ctx context.Context, cfg node.Config) error {
 		// nothing about the system; a front end started while bricks are
 		// down still comes up, after startLiveWait.
 		want := min(s.Stub.W, len(s.Stub.Bricks))
+		if s.Stub.Style == stub.Passive {
+			// The primary is the lowest-numbered live brick when the
+			// first request comes: wait for all, so it is brick 1's.
+			want = len(s.Stub.Bricks)
+		}
 		wait, cancel := context.WithTimeout(ctx, startLiveWait)
 		if err := st.WaitLive(wait, want); err != nil {
 			logger.Printf("serving with fewer than %d live bricks: %v", want, err)

@@ -1,5 +1,5 @@
 // Package array is a software RAID-5 over emulated disks (package disk), with
-// the availability policies of Brown & Patterson (seed 003) as knobs.
+// the availability policies of Brown & Patterson (2000) as knobs.
 //
 // Layout. The volume is striped over Disks active members in chunks of
 // ChunkSize bytes with left-symmetric parity (Linux md's default, the
@@ -12,7 +12,7 @@
 // on a reinserted disk) is reconstructed from the other members and the
 // reconstruction is checked too. When no correct copy can be produced the
 // read fails with ErrUnrecoverable: the array never returns wrong bytes
-// (the Solaris defect of seed 003 §4.2). Because the checksums belong to
+// (the Solaris defect of Brown and Patterson 2000, §4.2). Because the checksums belong to
 // roles, not disks, they also tell a rebuilt spare's blocks apart from
 // garbage.
 //

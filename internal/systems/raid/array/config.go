@@ -22,7 +22,7 @@ const (
 // PolicyKind names a transient-error policy.
 type PolicyKind int
 
-// The transient-error policies of seed 003 §4.1.
+// The transient-error policies of Brown and Patterson (2000) §4.1.
 const (
 	// Paranoid takes a disk out of service at its first error of any kind,
 	// recovered errors included (Linux).
@@ -93,7 +93,7 @@ func ParseTransientPolicy(s string) (TransientPolicy, error) {
 // Priority is how a reconstruction shares the disks with the foreground load.
 type Priority int
 
-// Reconstruction priorities (seed 003 §4.2).
+// Reconstruction priorities (Brown and Patterson 2000, §4.2).
 const (
 	// Low rebuilds at LowRate whatever the load: the application barely
 	// notices, and the window of vulnerability is long (Linux).
@@ -228,7 +228,7 @@ type Config struct {
 	FaultIDBase int
 }
 
-// DefaultConfig is the paper's array (seed 003 §3.2): 4 active disks, one
+// DefaultConfig is the paper's array (Brown and Patterson 2000, §3.2): 4 active disks, one
 // spare, 32 KiB chunks, with a threshold policy and adaptive automatic
 // reconstruction.
 func DefaultConfig() Config {

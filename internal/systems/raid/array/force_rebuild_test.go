@@ -9,7 +9,7 @@ import (
 	"github.com/faultbench/faultbench/internal/systems/raid/disk"
 )
 
-// Seed 003 §4.2's double failure with a spare: a member fails, the rebuild
+// Brown and Patterson (2000) §4.2's double failure with a spare: a member fails, the rebuild
 // onto the spare starts, the wrong live disk is pulled (volume failed), put
 // back and the volume forced. The rebuild that follows, under concurrent
 // reads and writes, loses no block and every read returns what was written.

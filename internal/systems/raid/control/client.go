@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
+
+	ctl "github.com/faultbench/faultbench/internal/control"
 )
 
 // Errors a Client returns (wrapped in *APIError), by HTTP status.
@@ -44,61 +45,30 @@ func (e *APIError) Is(target error) bool {
 
 // Client calls one raid node's control API. It is safe for concurrent use.
 type Client struct {
-	base  string
-	token string
-	http  *http.Client
+	c *ctl.Client
 }
 
 // NewClient returns a client for the node listening on addr (host:port).
 func NewClient(addr, token string) *Client {
-	return &Client{base: "http://" + addr, token: token, http: &http.Client{Timeout: 10 * time.Second}}
+	return &Client{c: ctl.NewClient(addr, token, 10*time.Second)}
 }
 
+// do calls the API; a non-2xx answer is an *APIError with the node's
+// ErrorBody message. A DELETE is idempotent — a repeat gets 404, and ids
+// are unique across node restarts, so it cannot clear another fault — so
+// the transport may resend it when a pooled connection turns out dead.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
+	err := c.c.Do(ctx, method, path, in, out)
+	var se *ctl.StatusError
+	if errors.As(err, &se) {
+		var eb ErrorBody
+		if json.Unmarshal(se.Body, &eb) != nil || eb.Error == "" {
+			eb.Error = string(bytes.TrimSpace(se.Body))
 		}
-		body = bytes.NewReader(b)
+		return &APIError{Status: se.Status, Message: eb.Error}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	if method == http.MethodDelete {
-		// A revert is idempotent — a repeat gets 404, and ids are unique
-		// across node restarts, so it cannot clear another fault — so the
-		// transport may resend it on a fresh connection when a pooled one
-		// turns out dead (the node restarted). An empty key is not sent.
-		req.Header["Idempotency-Key"] = nil
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("raid control: %w", err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return fmt.Errorf("raid control: %s %s: %w", method, path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		var eb ErrorBody
-		if json.Unmarshal(data, &eb) != nil || eb.Error == "" {
-			eb.Error = string(bytes.TrimSpace(data))
-		}
-		return &APIError{Status: resp.StatusCode, Message: eb.Error}
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("raid control: %s %s: bad answer: %w", method, path, err)
 	}
 	return nil
 }

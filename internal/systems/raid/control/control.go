@@ -29,7 +29,7 @@ import (
 	"github.com/faultbench/faultbench/internal/systems/raid/disk"
 )
 
-// FaultRequest injects a DESIGN §4 disk fault into one disk.
+// FaultRequest injects a docs/scenario.md disk fault into one disk.
 type FaultRequest struct {
 	Type string `json:"type"`           // disk-read-correctable ... disk-remove
 	Disk int    `json:"disk"`           // bay number, 1-based
@@ -41,7 +41,7 @@ type FaultResponse struct {
 	ID int `json:"id"`
 }
 
-// Maintenance actions (DESIGN §4 maintenance events, plus the operator's
+// Maintenance actions (docs/scenario.md maintenance events, plus the operator's
 // add-spare and force).
 const (
 	ReplaceDisk         = "replace-disk"         // disk: the bay whose disk is swapped for a blank spare

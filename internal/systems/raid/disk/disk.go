@@ -1,5 +1,5 @@
 // Package disk emulates a block device with injectable faults, after the
-// SCSI disk emulator of Brown & Patterson (seed 003 §3.1): a backing file (or
+// SCSI disk emulator of Brown & Patterson (2000, §3.1): a backing file (or
 // memory) holds the content, and every command first consults the faults
 // injected into the disk. A fault is one of the kinds of Table 1 and is
 // transient (it fires on the next matching command, then is spent) or sticky
@@ -70,7 +70,7 @@ type Config struct {
 	Name string // for errors and events, e.g. "3"
 	Size int64  // bytes; a multiple of SectorSize
 	// Overhead is added to every command, like the 510 µs of the paper's
-	// emulator (seed 003 §3.1). Zero means none. With an overhead the disk
+	// emulator (Brown and Patterson 2000, §3.1). Zero means none. With an overhead the disk
 	// serves one command at a time, like a single actuator, so concurrent
 	// commands queue (a reconstruction then competes with the load for the
 	// disk); without one, commands run in parallel at page-cache speed.
@@ -375,7 +375,7 @@ func (d *Disk) wake() {
 
 // Inject adds a fault and returns its id. Remove takes effect at once; the
 // other kinds fire on the next matching command. PowerFail and Remove
-// persist until reverted whatever the mode (they are fatal, seed 003 §3.1).
+// persist until reverted whatever the mode (they are fatal, Brown and Patterson 2000, §3.1).
 func (d *Disk) Inject(k Kind, m Mode) (int, error) {
 	if k < ReadCorrectable || k > Remove {
 		return 0, fmt.Errorf("disk %s: unknown fault kind %d", d.cfg.Name, int(k))

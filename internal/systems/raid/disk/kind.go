@@ -5,10 +5,10 @@ import (
 	"strings"
 )
 
-// Kind is a disk fault of seed 003 Table 1, named as in DESIGN §4.
+// Kind is a disk fault of Brown and Patterson (2000) Table 1, named as in docs/scenario.md.
 type Kind int
 
-// The fault kinds. Their String is the DESIGN §4 fault type.
+// The fault kinds. Their String is the docs/scenario.md fault type.
 const (
 	ReadCorrectable    Kind = iota + 1 // a read succeeds after ECC/retries: ErrRecovered, data valid
 	ReadUncorrectable                  // a read fails: ErrMedium
@@ -53,7 +53,7 @@ func (k Kind) String() string {
 	return fmt.Sprintf("disk-fault(%d)", int(k))
 }
 
-// ParseKind parses a DESIGN §4 disk fault type such as "disk-hang-read".
+// ParseKind parses a docs/scenario.md disk fault type such as "disk-hang-read".
 func ParseKind(s string) (Kind, error) {
 	for k := ReadCorrectable; k <= Remove; k++ {
 		if kindNames[k] == s {
@@ -108,7 +108,7 @@ func (k Kind) effectOn(o op) effect {
 // Mode says how long a fault lasts.
 type Mode int
 
-// The modes of seed 003 §3.1.
+// The modes of Brown and Patterson (2000) §3.1.
 const (
 	Transient Mode = iota + 1 // fires once, on the next matching command
 	Sticky                    // fires on every matching command until reverted
@@ -125,7 +125,7 @@ func (m Mode) String() string {
 }
 
 // ParseMode parses "transient" or "sticky"; the empty string is transient,
-// the DESIGN §4 default.
+// the docs/scenario.md default.
 func ParseMode(s string) (Mode, error) {
 	switch s {
 	case "", "transient":

@@ -1,6 +1,6 @@
 // Package app is the SSM session front end (`faultbench node ssm-app`): a
 // stateless HTTP server whose every request reads a user's session, modifies
-// it and writes it back (seed 004 §2's interaction model), through a Backend:
+// it and writes it back (Ling, Kiciman and Fox 2004, §2's interaction model), through a Backend:
 // SSM bricks via the stub, this process's memory, or fsync'd files.
 //
 // # HTTP protocol (what workload drivers speak)

@@ -30,7 +30,7 @@ func KeyOf(user string) wire.Key {
 
 // Backend stores sessions for the front end. Load and Save are called
 // concurrently for different users, never for the same user at once in a
-// well-behaved workload (session state is accessed serially, seed 004 §2).
+// well-behaved workload (session state is accessed serially, Ling, Kiciman and Fox 2004, §2).
 //
 // Both return the stub's sentinel errors so that every backend maps to the
 // same HTTP answers: stub.ErrCookieCorrupt, ErrStateExpired, ErrStateLost
@@ -93,7 +93,7 @@ func (b SSM) Save(ctx context.Context, user string, value []byte, expiry time.Ti
 func (b SSM) Close() error { return b.Stub.Close() }
 
 // Memory keeps sessions in this process's memory: fast, and lost with the
-// process (the original Email-By-Phone application of seed 004 §6).
+// process (the original Email-By-Phone application of Ling, Kiciman and Fox 2004, §6).
 type Memory struct {
 	mu sync.Mutex
 	m  map[wire.Key][]byte
@@ -134,7 +134,7 @@ func (b *Memory) Close() error { return nil }
 
 // File keeps each session in its own file under Dir, written to a temporary
 // file, fsync'd and renamed, then the directory fsync'd: it survives a crash
-// of the front end, at the cost of a disk write per request (seed 004 §6's
+// of the front end, at the cost of a disk write per request (Ling, Kiciman and Fox 2004, §6's
 // disk baseline).
 type File struct{ Dir string }
 

@@ -28,7 +28,7 @@ func (v Verdict) String() string {
 
 // User is one emulated user of the session protocol, the client side of
 // docs/ssm.md's rules: it says what to send next (a POST to start or
-// modify the session, then alternately GET and POST — seed 004's
+// modify the session, then alternately GET and POST — Ling, Kiciman and Fox's (2004)
 // "hyperactive users") and judges each answer. A User makes one request at
 // a time and is not safe for concurrent use; a driver keeps a pool of them.
 type User struct {

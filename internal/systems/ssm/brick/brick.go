@@ -1,4 +1,4 @@
-// Package brick is an SSM brick (seed 004 §3): a diskless store of session
+// Package brick is an SSM brick (Ling, Kiciman and Fox 2004, §3): a diskless store of session
 // state in memory, in expiry-generation hash tables.
 //
 // One TCP port serves everything. A connection that starts with
@@ -39,8 +39,10 @@ type Brick struct {
 	cfg Config
 
 	// Owned by the processing goroutine.
-	store *Store
-	rng   *rand.Rand
+	store   *Store
+	rng     *rand.Rand
+	ship    *Shipper           // passive style only
+	peerOut map[uint16]*stream // passive: the stream to each peer brick, by the id its beacons gave
 
 	inbox   chan request
 	ctl     chan func()
@@ -52,6 +54,7 @@ type Brick struct {
 
 	mu      sync.Mutex
 	streams map[*stream]struct{}
+	links   map[*stream]struct{} // passive: streams this brick opened to its peers
 	ln      net.Listener
 	httpLn  *chanListener
 	srv     *http.Server
@@ -82,7 +85,12 @@ func New(cfg Config) (*Brick, error) {
 		inbox:   make(chan request, cfg.InboxLen),
 		ctl:     make(chan func()),
 		streams: map[*stream]struct{}{},
+		links:   map[*stream]struct{}{},
+		peerOut: map[uint16]*stream{},
 		done:    make(chan struct{}),
+	}
+	if cfg.Passive {
+		b.ship = NewShipper(cfg.Degree, cfg.PeerTimeout)
 	}
 	b.slow.Store(int64(cfg.Slow))
 	b.httpLn = newChanListener()
@@ -129,6 +137,12 @@ func (b *Brick) Serve(ln net.Listener) error {
 	}
 	b.ln = ln
 	b.wg.Add(3)
+	if b.ship != nil {
+		b.wg.Add(len(b.cfg.Replicas))
+		for _, addr := range b.cfg.Replicas {
+			go func() { defer b.wg.Done(); b.peerLoop(addr) }()
+		}
+	}
 	b.mu.Unlock()
 	go func() { defer b.wg.Done(); b.process() }()
 	go func() { defer b.wg.Done(); b.beacon() }()
@@ -163,6 +177,9 @@ func (b *Brick) Close() error {
 			_ = b.ln.Close()
 		}
 		for s := range b.streams {
+			s.close()
+		}
+		for s := range b.links {
 			s.close()
 		}
 		b.mu.Unlock()
@@ -260,9 +277,9 @@ func (b *Brick) readLoop(s *stream, br *bufio.Reader) (flush bool) {
 // check validates a decoded frame as a request.
 func (b *Brick) check(m *wire.Msg) (wire.Status, string) {
 	switch m.Type {
-	case wire.TWrite, wire.TRead:
+	case wire.TWrite, wire.TRead, wire.TBackup:
 	default:
-		return wire.BadRequest, fmt.Sprintf("a brick accepts write and read, not %v", m.Type)
+		return wire.BadRequest, fmt.Sprintf("a brick accepts write, read and backup, not %v", m.Type)
 	}
 	if len(m.Key) != wire.KeyLen {
 		return wire.BadKey, fmt.Sprintf("key of %d bytes, want %d", len(m.Key), wire.KeyLen)
@@ -277,12 +294,24 @@ func (b *Brick) check(m *wire.Msg) (wire.Status, string) {
 func (b *Brick) process() {
 	gc := time.NewTicker(max(b.cfg.Generation/2, 10*time.Millisecond))
 	defer gc.Stop()
+	var flush <-chan time.Time // passive: ship to the backups
+	if b.ship != nil {
+		t := time.NewTicker(b.cfg.BackupInterval)
+		defer t.Stop()
+		flush = t.C
+	}
 	for {
 		select {
 		case r := <-b.inbox:
 			b.handle(r)
 		case f := <-b.ctl:
 			f()
+		case now := <-flush:
+			for _, o := range b.ship.Flush(now) {
+				if s := b.peerOut[o.Peer]; s != nil {
+					s.send(o.Frame)
+				}
+			}
 		case now := <-gc.C:
 			b.store.Expire(now.UnixMilli())
 			b.gauges()
@@ -298,42 +327,30 @@ func (b *Brick) gauges() {
 }
 
 func (b *Brick) handle(r request) {
-	if b.cfg.DiscardExpired && time.Now().After(r.deadline) {
+	// A backup copy has no stub waiting for it: it is never late.
+	if b.cfg.DiscardExpired && r.msg.Type != wire.TBackup && time.Now().After(r.deadline) {
 		b.dropped.Add(1)
 		return
 	}
 	if d := time.Duration(b.slow.Load()); d > 0 {
 		time.Sleep(d)
 	}
-	now := time.Now().UnixMilli()
-	var key wire.Key
-	copy(key[:], r.msg.Key)
-	reply := wire.Msg{ID: r.msg.ID}
 	switch r.msg.Type {
 	case wire.TWrite:
 		b.writes.Add(1)
-		reply.Type = wire.TWriteAck
-		if wire.Checksum(r.msg.Value) != r.msg.Checksum {
-			reply.Status = wire.Corrupt
-		} else {
-			reply.Status = b.store.Put(now, key, r.msg.Expiry, r.msg.Checksum, r.msg.Value)
-		}
 	case wire.TRead:
 		b.reads.Add(1)
-		reply.Type = wire.TReadReply
-		v, st := b.store.Get(now, key, r.msg.Expiry)
-		reply.Status = st
-		if st == wire.OK {
-			reply.Value = v
-		}
-		if st == wire.Corrupt && b.cfg.ExitOnCorrupt {
-			b.event("system.ssm.corrupt", fmt.Sprintf("brick %d: checksum error on read; exiting", b.cfg.ID))
-			b.crash("checksum error on read")
-			return
-		}
+	}
+	reply, answer := Apply(b.store, b.ship, time.Now().UnixMilli(), &r.msg)
+	if r.msg.Type == wire.TRead && reply.Status == wire.Corrupt && b.cfg.ExitOnCorrupt {
+		b.event("system.ssm.corrupt", fmt.Sprintf("brick %d: checksum error on read; exiting", b.cfg.ID))
+		b.crash("checksum error on read")
+		return
 	}
 	b.gauges()
-	r.s.send(wire.Append(make([]byte, 0, wire.HeaderLen+1+len(reply.Value)), &reply))
+	if answer {
+		r.s.send(wire.Append(make([]byte, 0, wire.HeaderLen+1+len(reply.Value)), &reply))
+	}
 }
 
 func (b *Brick) beaconFrame() []byte {
@@ -423,7 +440,7 @@ type stream struct {
 
 // send queues a frame without blocking; a full queue drops it (the stub
 // times the request out), so a stub that stops reading cannot stall the
-// processing goroutine (seed 004 §7.3: the outbox is a backpressure point).
+// processing goroutine (Ling, Kiciman and Fox 2004, §7.3: the outbox is a backpressure point).
 func (s *stream) send(frame []byte) {
 	select {
 	case s.out <- frame:
@@ -450,6 +467,11 @@ func (s *stream) writeLoop() {
 	for {
 		select {
 		case f := <-s.out:
+			// The deadline covers this batch's writes too: a frame larger
+			// than the buffer is written through at once, and a deadline
+			// left from a batch long ago (a peer stream idle until its
+			// brick becomes primary) would fail it.
+			_ = s.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
 			for {
 				if f == nil {
 					_ = w.Flush()
@@ -463,7 +485,6 @@ func (s *stream) writeLoop() {
 				}
 				f = <-s.out
 			}
-			_ = s.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
 			if err := w.Flush(); err != nil {
 				return
 			}

@@ -13,7 +13,7 @@ type Config struct {
 	Incarnation uint64 // distinguishes restarts; default from the clock
 
 	// BeaconInterval is how often the brick announces itself on every stub
-	// stream (seed 004 §3.1). Stubs declare it dead after missing a few.
+	// stream (Ling, Kiciman and Fox 2004, §3.1). Stubs declare it dead after missing a few.
 	BeaconInterval time.Duration
 	// Generation is the width of one expiry generation (§3.3).
 	Generation time.Duration
@@ -37,6 +37,19 @@ type Config struct {
 
 	Seed int64 // drives bit-flip choices
 
+	// Passive selects the passive replication style (passive.go): the
+	// brick keeps a stream to every address of Replicas (the other
+	// bricks, whose ids it learns from their beacons) and every
+	// BackupInterval ships the writes stubs sent it to the Degree−1
+	// lowest-numbered of them that are alive; a peer is dead when its
+	// stream breaks or it sent no beacon for PeerTimeout. Off (the active
+	// style), bricks never talk to each other.
+	Passive        bool
+	Degree         int
+	Replicas       []string
+	BackupInterval time.Duration
+	PeerTimeout    time.Duration
+
 	// OnCrash is called by the crash control action and ExitOnCorrupt; the
 	// node program exits the process. Nil closes the brick instead.
 	OnCrash func(reason string)
@@ -53,6 +66,9 @@ func DefaultConfig() Config {
 		MaxValue:       256 << 10,
 		InboxLen:       1 << 16,
 		DiscardExpired: true,
+		Degree:         3,
+		BackupInterval: 10 * time.Millisecond,
+		PeerTimeout:    500 * time.Millisecond,
 	}
 }
 
@@ -77,6 +93,12 @@ func (c Config) Validate() error {
 		return bad("inbox %d must be positive", c.InboxLen)
 	case c.Slow < 0:
 		return bad("slow %v is negative", c.Slow)
+	case c.Passive && (c.Degree < 1 || c.Degree > 255):
+		return bad("w=%d (the passive style's degree: the primary and w−1 backups) must be in [1, 255]", c.Degree)
+	case c.Passive && (c.BackupInterval < time.Millisecond || c.BackupInterval > time.Minute):
+		return bad("backup_interval %v must be in [1ms, 1m]", c.BackupInterval)
+	case c.Passive && c.PeerTimeout <= 0:
+		return bad("beacon_timeout %v must be positive", c.PeerTimeout)
 	}
 	return nil
 }

@@ -1,13 +1,14 @@
 package brick
 
 import (
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
+	"strconv"
 	"time"
+
+	"github.com/faultbench/faultbench/internal/control"
 )
 
 // ControlRequest is the body of POST /control.
@@ -70,8 +71,7 @@ func (b *Brick) authorized(w http.ResponseWriter, r *http.Request) bool {
 		writeJSON(w, http.StatusNotFound, b.controlState(false, "control endpoint disabled: start the brick with option control_token"))
 		return false
 	}
-	got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if subtle.ConstantTimeCompare([]byte(got), []byte(b.cfg.ControlToken)) != 1 {
+	if !control.Authorized(r, b.cfg.ControlToken) {
 		writeJSON(w, http.StatusUnauthorized, b.controlState(false, "missing or wrong bearer token"))
 		return false
 	}
@@ -171,7 +171,16 @@ func (b *Brick) control(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, rep)
 		return
 	case "crash":
-		writeJSON(w, http.StatusOK, b.controlState(true, ""))
+		// The whole answer must be on the wire before the process exits:
+		// with a length, not a chunked body whose end the exit would cut
+		// off (the injector read "unexpected EOF" and the run failed).
+		body, _ := json.Marshal(b.controlState(true, ""))
+		body = append(body, '\n')
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
 		if f, ok := w.(http.Flusher); ok {
 			f.Flush()
 		}

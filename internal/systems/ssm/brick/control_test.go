@@ -2,6 +2,7 @@ package brick
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -82,5 +83,38 @@ func TestControl(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 404 {
 		t.Fatalf("disabled control: %d", resp.StatusCode)
+	}
+}
+
+// TestCrashAnswerIsComplete: a brick asked to crash exits as soon as it
+// has answered, and the answer must be whole by then — the stack bit flip
+// of Ling, Kiciman and Fox (2004) §5.5 is injected this way, and an
+// injector reading "unexpected EOF" fails the run. The crash here closes
+// every connection at once, as the process's exit does.
+func TestCrashAnswerIsComplete(t *testing.T) {
+	var b *Brick
+	cfg := DefaultConfig()
+	cfg.ID = 1
+	cfg.ControlToken = "secret"
+	cfg.OnCrash = func(string) { _ = b.srv.Close() }
+	b, err := Start(cfg, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	req, _ := http.NewRequest("POST", "http://"+b.Addr()+"/control", strings.NewReader(`{"action":"crash"}`))
+	req.Header.Set("Authorization", "Bearer secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading the crash's answer: %v (got %q)", err, body)
+	}
+	var rep ControlReply
+	if err := json.Unmarshal(body, &rep); err != nil || !rep.OK || resp.StatusCode != 200 {
+		t.Fatalf("answer %d %q: %v", resp.StatusCode, body, err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // Store is a brick's memory: a set of hash tables, one per expiry generation
-// (seed 004 §3.3). State expiring at e lives in the table of generation
+// (Ling, Kiciman and Fox 2004, §3.3). State expiring at e lives in the table of generation
 // ceil(e/G); the table is dropped whole once its generation has passed, so
 // garbage collection never scans entries. A read names the expiry, so it
 // looks in exactly one table.

@@ -9,7 +9,7 @@ import "time"
 // time the request spent queued on its way (a slow or lossy link, a stub
 // whose socket backed up), which a brick must charge against the
 // request's budget: a request that arrives after its stub gave up can
-// only waste the brick's time (seed 004 §3.4).
+// only waste the brick's time (Ling, Kiciman and Fox 2004, §3.4).
 //
 // The baseline is the minimum over the current and the previous period
 // (baseWindow each), so it follows a stepped clock within two periods

@@ -1,5 +1,5 @@
 // Package pinpoint detects misbehaving SSM bricks from their vital
-// statistics and has them restarted (seed 004 §4): "most of the system is
+// statistics and has them restarted (Ling, Kiciman and Fox 2004, §4): "most of the system is
 // behaving correctly most of the time", so a brick that deviates from its
 // peers is suspect, and restarting a brick is so cheap that a false alarm
 // costs little.
@@ -32,7 +32,7 @@ import (
 	"time"
 )
 
-// Stat names one vital statistic of a brick (seed 004 Table 3).
+// Stat names one vital statistic of a brick (Ling, Kiciman and Fox 2004, Table 3).
 type Stat int
 
 // The statistics, in Sample order.

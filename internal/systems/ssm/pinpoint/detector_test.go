@@ -88,7 +88,7 @@ func TestHealthyBricksAreLeftAlone(t *testing.T) {
 	}
 }
 
-// TestSlowBrickRestarted is seed 004 §5.8: a brick that sleeps before each
+// TestSlowBrickRestarted is Ling, Kiciman and Fox (2004) §5.8: a brick that sleeps before each
 // message processes fewer requests and drops more; it is restarted within
 // seconds, on activity evidence.
 func TestSlowBrickRestarted(t *testing.T) {

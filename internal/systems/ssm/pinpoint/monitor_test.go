@@ -96,7 +96,7 @@ func TestMonitorRestartsCrashedBrick(t *testing.T) {
 	}
 }
 
-// TestMonitorRestartsSlowBrick is seed 004 §5.8 end to end: six real bricks
+// TestMonitorRestartsSlowBrick is Ling, Kiciman and Fox (2004) §5.8 end to end: six real bricks
 // under load from a real stub; one is made slow (3 ms before each message)
 // through its control endpoint; the Monitor restarts it — a real restart,
 // which cures it — and restarts no other brick first.

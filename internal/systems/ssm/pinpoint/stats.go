@@ -21,7 +21,7 @@ func median(xs []float64) float64 {
 }
 
 // mad is the median absolute deviation from the median: robust to outliers
-// even in populations as small as SSM's handful of bricks (seed 004 §4).
+// even in populations as small as SSM's handful of bricks (Ling, Kiciman and Fox 2004, §4).
 func mad(xs []float64) (med, dev float64) {
 	med = median(xs)
 	d := make([]float64, len(xs))

@@ -13,7 +13,7 @@ import (
 // MaxBricks bounds W and the bricks a cookie can name.
 const MaxBricks = 255
 
-// Cookie is what a write returns and a read needs (seed 004 §3.2): the key,
+// Cookie is what a write returns and a read needs (Ling, Kiciman and Fox 2004, §3.2): the key,
 // the expiry, the value's checksum and the bricks that acknowledged the
 // write. The client (browser) keeps it; the stub keeps nothing.
 type Cookie struct {
@@ -106,7 +106,7 @@ var (
 	// the state (restarted bricks, or a later write with another expiry).
 	ErrStateLost = errors.New("ssm: session state lost")
 	// ErrOverloaded: rejected at once, without sending, because too few
-	// live bricks have an open sending window (seed 004 §3.4).
+	// live bricks have an open sending window (Ling, Kiciman and Fox 2004, §3.4).
 	ErrOverloaded = errors.New("ssm: overloaded")
 	// ErrUnavailable: too few live bricks (W Q for a write, one of the
 	// cookie's bricks for a read), or the bricks went away mid-operation.

@@ -26,11 +26,17 @@ type Core struct {
 	fifo   []uint64 // op ids in start order = deadline order (one Timeout for all)
 	nextID uint64
 	events []Event
+	// primary is the passive style's primary brick (0: none chosen yet).
+	// It is chosen when an operation needs one, not at the first beacon,
+	// so that bricks beaconing in a different order at start-up cannot
+	// make a higher-numbered brick primary; a front end waits for every
+	// brick before it serves (docs/ssm.md).
+	primary uint16
 }
 
 // Event is a membership change the Core observed.
 type Event struct {
-	Kind   string // system.ssm.brick_up, system.ssm.brick_down
+	Kind   string // system.ssm.brick_up, system.ssm.brick_down, system.ssm.primary
 	Brick  uint16
 	Detail string
 }
@@ -138,7 +144,75 @@ func (c *Core) markDown(b *brickState, why string) {
 	if b.live {
 		b.live = false
 		c.events = append(c.events, Event{Kind: "system.ssm.brick_down", Brick: b.id, Detail: fmt.Sprintf("brick %d down: %s", b.id, why)})
+		if b.id == c.primary {
+			c.elect(fmt.Sprintf("primary brick %d down: %s", b.id, why))
+		}
 	}
+}
+
+// elect keeps a live primary, and otherwise (passive style) promotes the
+// lowest-numbered live brick, reporting the change as an event.
+func (c *Core) elect(why string) {
+	if c.cfg.Style != Passive {
+		return
+	}
+	if p := c.bricks[c.primary]; p != nil && p.live {
+		return
+	}
+	old := c.primary
+	c.primary = 0
+	for _, id := range c.order {
+		if c.bricks[id].live {
+			c.primary = id
+			break
+		}
+	}
+	switch {
+	case c.primary == old:
+	case c.primary == 0:
+		c.events = append(c.events, Event{Kind: "system.ssm.primary", Detail: "no live brick to promote: " + why})
+	case old == 0 && why == "":
+		c.events = append(c.events, Event{Kind: "system.ssm.primary", Brick: c.primary,
+			Detail: fmt.Sprintf("brick %d primary: the lowest-numbered of the live bricks %v", c.primary, c.Live())})
+	default:
+		if why == "" {
+			why = "no primary"
+		}
+		c.events = append(c.events, Event{Kind: "system.ssm.primary", Brick: c.primary,
+			Detail: fmt.Sprintf("brick %d promoted to primary (%s)", c.primary, why)})
+	}
+}
+
+// Primary is the passive style's primary brick: 0 before the first
+// operation chose one, when no brick is live, and in the active style.
+func (c *Core) Primary() uint16 {
+	if p := c.bricks[c.primary]; p == nil || !p.live {
+		return 0
+	}
+	return c.primary
+}
+
+// primaryTarget is where a passive operation goes: the primary (promoting
+// one if needed), with ErrUnavailable when no brick is live and
+// ErrOverloaded when the primary's window is full. Nothing else is tried:
+// the backups hold a copy but never answer.
+func (c *Core) primaryTarget() (uint16, error) {
+	c.elect("")
+	if c.primary == 0 {
+		return 0, fmt.Errorf("%w: no live brick to be primary", ErrUnavailable)
+	}
+	if b := c.bricks[c.primary]; !c.open(b) {
+		return 0, fmt.Errorf("%w: primary brick %d has no open window (%d in flight)", ErrOverloaded, c.primary, b.inflight)
+	}
+	return c.primary, nil
+}
+
+// quota is the acknowledgements a write needs: WQ, or the primary's one.
+func (c *Core) quota() int {
+	if c.cfg.Style == Passive {
+		return 1
+	}
+	return c.cfg.WQ
 }
 
 // Events returns and clears the membership events since the last call.
@@ -187,15 +261,22 @@ func (c *Core) budget(now time.Time, o *op) uint32 {
 }
 
 // Write starts writing value under key until expiry to W random live bricks
-// with an open window. It fails at once — nothing sent — with ErrBadRequest,
-// ErrUnavailable (fewer than WQ live bricks) or ErrOverloaded (fewer than WQ
-// with an open window).
+// with an open window (passive style: to the primary alone). It fails at
+// once — nothing sent — with ErrBadRequest, ErrUnavailable (fewer than WQ
+// live bricks) or ErrOverloaded (fewer than WQ with an open window).
 func (c *Core) Write(now time.Time, key wire.Key, value []byte, expiry time.Time) (uint64, []Send, error) {
 	if len(value) > c.cfg.MaxValue {
 		return 0, nil, fmt.Errorf("%w: value of %d bytes above max_value %d", ErrBadRequest, len(value), c.cfg.MaxValue)
 	}
 	if !expiry.After(now) {
 		return 0, nil, fmt.Errorf("%w: expiry %v is not in the future", ErrBadRequest, expiry)
+	}
+	if c.cfg.Style == Passive {
+		p, err := c.primaryTarget()
+		if err != nil {
+			return 0, nil, err
+		}
+		return c.sendWrite(now, []uint16{p}, key, value, expiry)
 	}
 	var live, open []uint16
 	for _, id := range c.order {
@@ -214,7 +295,10 @@ func (c *Core) Write(now time.Time, key wire.Key, value []byte, expiry time.Time
 		return 0, nil, fmt.Errorf("%w: %d of %d live bricks have an open window, write quota %d", ErrOverloaded, len(open), len(live), c.cfg.WQ)
 	}
 	c.rng.Shuffle(len(open), func(i, j int) { open[i], open[j] = open[j], open[i] })
-	targets := open[:min(c.cfg.W, len(open))]
+	return c.sendWrite(now, open[:min(c.cfg.W, len(open))], key, value, expiry)
+}
+
+func (c *Core) sendWrite(now time.Time, targets []uint16, key wire.Key, value []byte, expiry time.Time) (uint64, []Send, error) {
 	o := c.start(now, opWrite, slices.Clone(targets))
 	cs := wire.Checksum(value)
 	o.cookie = Cookie{Key: key, Expiry: time.UnixMilli(expiry.UnixMilli()), Checksum: cs}
@@ -226,12 +310,20 @@ func (c *Core) Write(now time.Time, key wire.Key, value []byte, expiry time.Time
 }
 
 // Read starts reading the state the cookie names from R of its bricks
-// (those live with an open window, chosen at random). It fails at once with
-// ErrStateExpired, ErrUnavailable (none of the cookie's bricks is live) or
-// ErrOverloaded (none has an open window).
+// (those live with an open window, chosen at random; passive style: from
+// the primary alone, whichever bricks the cookie names). It fails at once
+// with ErrStateExpired, ErrUnavailable (none of the cookie's bricks is
+// live) or ErrOverloaded (none has an open window).
 func (c *Core) Read(now time.Time, cookie Cookie) (uint64, []Send, error) {
 	if !cookie.Expiry.After(now) {
 		return 0, nil, fmt.Errorf("%w: expired at %v", ErrStateExpired, cookie.Expiry.UTC().Format(time.RFC3339Nano))
+	}
+	if c.cfg.Style == Passive {
+		p, err := c.primaryTarget()
+		if err != nil {
+			return 0, nil, err
+		}
+		return c.sendRead(now, []uint16{p}, cookie)
 	}
 	var live, open []uint16
 	for _, id := range cookie.Bricks {
@@ -251,7 +343,10 @@ func (c *Core) Read(now time.Time, cookie Cookie) (uint64, []Send, error) {
 		return 0, nil, fmt.Errorf("%w: none of the cookie's live bricks %v has an open window", ErrOverloaded, live)
 	}
 	c.rng.Shuffle(len(open), func(i, j int) { open[i], open[j] = open[j], open[i] })
-	targets := open[:min(c.cfg.R, len(open))]
+	return c.sendRead(now, open[:min(c.cfg.R, len(open))], cookie)
+}
+
+func (c *Core) sendRead(now time.Time, targets []uint16, cookie Cookie) (uint64, []Send, error) {
 	o := c.start(now, opRead, slices.Clone(targets))
 	o.cookie = cookie
 	frame := wire.Append(nil, &wire.Msg{
@@ -357,13 +452,13 @@ func (c *Core) resolve(o *op, brick uint16, note func(*op)) (Result, bool) {
 	}
 	switch o.kind {
 	case opWrite:
-		if len(o.acks) >= c.cfg.WQ {
+		if len(o.acks) >= c.quota() {
 			o.done = true
 			ck := o.cookie
 			ck.Bricks = slices.Clone(o.acks)
 			return Result{Op: o.id, Cookie: ck}, true
 		}
-		if len(o.acks)+len(o.pending) < c.cfg.WQ {
+		if len(o.acks)+len(o.pending) < c.quota() {
 			o.done = true
 			return Result{Op: o.id, Err: c.writeFailure(o)}, true
 		}
@@ -383,7 +478,7 @@ func (c *Core) writeFailure(o *op) error {
 	case o.refused > 0:
 		return fmt.Errorf("%w: %d bricks refused the write", ErrBadRequest, o.refused)
 	}
-	return fmt.Errorf("%w: %d acknowledgements, write quota %d; %d bricks went away", ErrUnavailable, len(o.acks), c.cfg.WQ, o.gone)
+	return fmt.Errorf("%w: %d acknowledgements, write quota %d; %d bricks went away", ErrUnavailable, len(o.acks), c.quota(), o.gone)
 }
 
 func readFailure(o *op) error {
@@ -428,7 +523,7 @@ func (c *Core) Tick(now time.Time) []Result {
 			o.done = true
 			err := fmt.Errorf("%w: no answer from bricks %v within %v", ErrTimeout, o.pending, c.cfg.Timeout)
 			if o.kind == opWrite {
-				err = fmt.Errorf("%w: %d of %d acknowledgements within %v", ErrTimeout, len(o.acks), c.cfg.WQ, c.cfg.Timeout)
+				err = fmt.Errorf("%w: %d of %d acknowledgements within %v", ErrTimeout, len(o.acks), c.quota(), c.cfg.Timeout)
 			}
 			out = append(out, Result{Op: o.id, Err: err})
 		}

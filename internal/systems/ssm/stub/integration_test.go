@@ -74,7 +74,7 @@ func value(user, seq int) []byte {
 	return v
 }
 
-// TestBrickKill is seed 004 §5.1: 4 bricks, W=3, WQ=2, R=2; one brick is
+// TestBrickKill is Ling, Kiciman and Fox (2004) §5.1: 4 bricks, W=3, WQ=2, R=2; one brick is
 // killed and later restarted empty; every read returns the last value
 // written and no request fails.
 func TestBrickKill(t *testing.T) {
@@ -145,7 +145,7 @@ func TestBrickKill(t *testing.T) {
 	t.Logf("%d operations, none failed", ops.Load())
 }
 
-// TestOverloadProtection is seed 004 §5.2–5.3 at small scale: bricks made
+// TestOverloadProtection is Ling, Kiciman and Fox (2004) §5.2–5.3 at small scale: bricks made
 // slow (2 ms per message, ~500 writes/s each) are offered three times what
 // they can do. Without protection the inboxes grow until every request
 // times out; with AIMD windows and expired-request discard, goodput stays

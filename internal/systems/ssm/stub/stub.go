@@ -1,4 +1,4 @@
-// Package stub is SSM's client library (seed 004 §3): an application server
+// Package stub is SSM's client library (Ling, Kiciman and Fox 2004, §3): an application server
 // links it to read and write session state on the bricks.
 //
 // Write sends the value to W random live bricks and returns a Cookie once WQ
@@ -206,6 +206,21 @@ func (s *Stub) loop() {
 			s.mu.Unlock()
 		}
 	}
+	receive := func(in inbound) {
+		now := time.Now()
+		if in.msg.Type == wire.TBeacon {
+			if old := brickSession[in.msg.Brick]; old != nil && old != in.s {
+				delete(sessionBrick, old)
+			}
+			brickSession[in.msg.Brick] = in.s
+			sessionBrick[in.s] = in.msg.Brick
+			core.Beacon(now, in.msg.Brick, in.msg.Incarnation)
+			return
+		}
+		if id, ok := sessionBrick[in.s]; ok {
+			deliver(core.Receive(now, id, &in.msg))
+		}
+	}
 	// Liveness is checked on a fixed cadence and deadlines are absolute, so
 	// a steady stream of calls cannot keep postponing either.
 	check := s.cfg.BeaconTimeout / 4
@@ -214,6 +229,22 @@ func (s *Stub) loop() {
 		now := time.Now()
 		deadline, pending := core.NextDeadline()
 		if !now.Before(nextCheck) || pending && !now.Before(deadline) {
+			// What the readers already took off the wire arrived before
+			// this check: a front end that was not scheduled for a while
+			// must not take every brick for dead because it has not yet
+			// looked at the beacons waiting for it (seen at load average
+			// 18: all three bricks down at once, then up a millisecond
+			// later — in the passive style, three promotions).
+		drain:
+			for range cap(s.inbound) {
+				select {
+				case in := <-s.inbound:
+					receive(in)
+				default:
+					break drain
+				}
+			}
+			now = time.Now()
 			deliver(core.Tick(now))
 			after()
 			if !now.Before(nextCheck) {
@@ -257,19 +288,7 @@ func (s *Stub) loop() {
 				}
 			}
 		case in := <-s.inbound:
-			now = time.Now()
-			if in.msg.Type == wire.TBeacon {
-				if old := brickSession[in.msg.Brick]; old != nil && old != in.s {
-					delete(sessionBrick, old)
-				}
-				brickSession[in.msg.Brick] = in.s
-				sessionBrick[in.s] = in.msg.Brick
-				core.Beacon(now, in.msg.Brick, in.msg.Incarnation)
-				break
-			}
-			if id, ok := sessionBrick[in.s]; ok {
-				deliver(core.Receive(now, id, &in.msg))
-			}
+			receive(in)
 		case sess := <-s.downs:
 			if id, ok := sessionBrick[sess]; ok {
 				delete(sessionBrick, sess)
@@ -360,6 +379,12 @@ func (s *Stub) writeLoop(sess *session) {
 	for {
 		select {
 		case f := <-sess.out:
+			// A brick that stops reading must not hold the stream forever:
+			// past the deadline the stream breaks and the brick counts as
+			// down. It is set before the batch, whose frames larger than
+			// the buffer are written through at once: a deadline left
+			// from a batch long ago would fail them.
+			_ = sess.nc.SetWriteDeadline(time.Now().Add(s.cfg.Timeout + time.Second))
 			for {
 				if _, err := w.Write(f); err != nil {
 					return
@@ -369,9 +394,6 @@ func (s *Stub) writeLoop(sess *session) {
 				}
 				f = <-sess.out
 			}
-			// A brick that stops reading must not hold the stream forever:
-			// past the deadline the stream breaks and the brick counts as down.
-			_ = sess.nc.SetWriteDeadline(time.Now().Add(s.cfg.Timeout + time.Second))
 			if err := w.Flush(); err != nil {
 				return
 			}

@@ -15,9 +15,11 @@
 //	ReadReply  status u8 | value (present when status is OK)
 //	Beacon     brick u16 | incarnation u64
 //	Error      status u8 | text (UTF-8, why the request was refused)
+//	Backup     as Write: a write a primary brick ships to a backup (the
+//	           passive style); it is stored and never answered
 //
 // The budget is the time the stub is still willing to wait when it sends; a
-// brick that dequeues the request after that time may discard it (seed 004
+// brick that dequeues the request after that time may discard it (Ling, Kiciman and Fox 2004,
 // §3.4). A relative budget keeps the protocol independent of the two
 // clocks. The stub's send time (its wall clock) lets a brick also charge
 // the time a request spent in transit against its budget without trusting
@@ -64,6 +66,10 @@ const (
 	TReadReply
 	TBeacon
 	TError
+	// TBackup is a write a primary brick acknowledged, shipped to a backup
+	// after the fact (the passive replication style): the backup stores
+	// it and answers nothing. Its body is a Write's.
+	TBackup
 )
 
 func (t Type) String() string {
@@ -80,6 +86,8 @@ func (t Type) String() string {
 		return "beacon"
 	case TError:
 		return "error"
+	case TBackup:
+		return "backup"
 	}
 	return fmt.Sprintf("type(%d)", uint8(t))
 }
@@ -135,13 +143,13 @@ const HeaderLen = 4 + 1 + 8
 type Msg struct {
 	Type        Type
 	ID          uint64
-	Key         []byte // Write, Read; len is KeyLen in every valid request, checked by the brick
+	Key         []byte // Write, Read, Backup; len is KeyLen in every valid request, checked by the brick
 	Expiry      int64  // Unix milliseconds
 	Checksum    uint32 // CRC-32C of the value
 	Budget      uint32 // microseconds
 	Sent        int64  // Write, Read: the stub's wall clock when sent, Unix µs; 0 = unknown
 	Status      Status
-	Value       []byte // Write, ReadReply
+	Value       []byte // Write, Backup, ReadReply
 	Brick       uint16 // Beacon
 	Incarnation uint64 // Beacon
 	Text        string // Error
@@ -158,14 +166,14 @@ func Append(dst []byte, m *Msg) []byte {
 	dst = append(dst, 0, 0, 0, 0, byte(m.Type))
 	dst = binary.BigEndian.AppendUint64(dst, m.ID)
 	switch m.Type {
-	case TWrite, TRead:
+	case TWrite, TRead, TBackup:
 		dst = append(dst, byte(len(m.Key)))
 		dst = append(dst, m.Key...)
 		dst = binary.BigEndian.AppendUint64(dst, uint64(m.Expiry))
 		dst = binary.BigEndian.AppendUint32(dst, m.Checksum)
 		dst = binary.BigEndian.AppendUint32(dst, m.Budget)
 		dst = binary.BigEndian.AppendUint64(dst, uint64(m.Sent))
-		if m.Type == TWrite {
+		if m.Type != TRead {
 			dst = append(dst, m.Value...)
 		}
 	case TWriteAck:
@@ -199,7 +207,7 @@ func Decode(b []byte) (Msg, error) {
 		return m, fmt.Errorf("%w: %v body of %d bytes is too short", ErrMalformed, m.Type, len(body))
 	}
 	switch m.Type {
-	case TWrite, TRead:
+	case TWrite, TRead, TBackup:
 		if len(body) < 1 {
 			return short()
 		}
@@ -214,7 +222,7 @@ func Decode(b []byte) (Msg, error) {
 		m.Budget = binary.BigEndian.Uint32(rest[12:])
 		m.Sent = int64(binary.BigEndian.Uint64(rest[16:]))
 		rest = rest[24:]
-		if m.Type == TWrite {
+		if m.Type != TRead {
 			m.Value = rest
 		} else if len(rest) != 0 {
 			return m, fmt.Errorf("%w: read has %d trailing bytes", ErrMalformed, len(rest))

@@ -31,6 +31,7 @@ func TestRoundTrip(t *testing.T) {
 		{Type: TReadReply, ID: 4, Status: OK, Value: []byte("v")},
 		{Type: TBeacon, ID: 0, Brick: 12, Incarnation: 1 << 40},
 		{Type: TError, ID: 5, Status: BadKey, Text: "key of 3 bytes"},
+		{Type: TBackup, ID: 6, Key: key, Expiry: 1700000000001, Checksum: 7, Sent: 1700000000000456, Value: []byte("copy")},
 	}
 	for _, m := range cases {
 		got := roundTrip(t, m)
