@@ -1,4 +1,4 @@
-// Package operator is the simulated administrator (seed 000 §3.4, seed 003
+// Package operator is the simulated administrator (Broadwell 2004, §3.4; Brown and Patterson 2000,
 // §2.2): it notices a fault some time after it was injected and repairs the
 // failed node by a fixed policy, taking time to act.
 //
@@ -26,6 +26,18 @@
 // recorded but starts no second action. Faults that target no single node
 // (links, partitions) are noticed but only restart-all acts on them, and it
 // does not clear them: a restart does not mend a cable.
+//
+// # Unplanned failures
+//
+// A node's application that exits or is killed outside the schedule (not by
+// a fault injector, not by the operator, not by the run's stop) is a fault
+// too, of type "unplanned" (Unplanned, fed by the cluster's ExitWatcher
+// capability): a fault.inject with an ID after the schedule's, noticed
+// after DetectAfter and repaired by the policy like an app-crash, and
+// cleared (fault.clear) by that repair, or as soon as the node answers
+// again because something else started it, or at the end of the run.
+// Broadwell (2004) Fig. 9 shows why: a failure nobody injected is still a
+// failure users saw, and a run must not leave it unexplained.
 //
 // Machine is the deterministic state machine: it advances only by
 // Injected/Cleared notices and Advance(now), so tests run on simulated time.

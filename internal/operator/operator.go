@@ -13,7 +13,8 @@ import (
 	"github.com/faultbench/faultbench/internal/record"
 )
 
-// Levers are what the operator does to the cluster (testbed.Cluster has them).
+// Levers are what the operator does to the cluster; LeversOf finds them on
+// a fault target.
 type Levers interface {
 	KillApp(node int) error
 	StartApp(node int) error

@@ -20,7 +20,7 @@ func TestStart(t *testing.T) {
 	d := func(s float64) scenario.Duration { return scenario.D(time.Duration(s * 1e9)) }
 	sc := &scenario.Scenario{
 		Seed:     1,
-		Cluster:  scenario.Cluster{System: "static", Nodes: 4, Backend: "local", Boot: d(5)},
+		Cluster:  scenario.ClusterSpec{System: "static", Nodes: 4, Backend: "local", Boot: d(5)},
 		Phases:   []scenario.Phase{{Name: "warmup", Duration: d(60)}, {Name: "fault", Duration: d(90)}, {Name: "post", Duration: d(60)}},
 		Faults:   []scenario.Fault{{Type: "app-crash", Node: scenario.NodeRef{N: 2}, At: d(60), Mode: "transient"}},
 		Operator: scenario.Operator{DetectAfter: d(90), Policy: RestartFailed, ActionTime: d(15)},
@@ -57,7 +57,7 @@ func TestStart(t *testing.T) {
 
 func TestStartRejectsUnsupportedFault(t *testing.T) {
 	sc := &scenario.Scenario{
-		Cluster: scenario.Cluster{System: "static", Nodes: 2, Backend: "local"},
+		Cluster: scenario.ClusterSpec{System: "static", Nodes: 2, Backend: "local"},
 		Phases:  []scenario.Phase{{Name: "all", Duration: scenario.D(time.Minute)}},
 		Faults:  []scenario.Fault{{Type: "partition", Group: [][]int{{1}, {2}}, At: scenario.D(time.Second), Duration: scenario.D(time.Second)}},
 	}

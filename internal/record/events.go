@@ -2,8 +2,10 @@ package record
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 )
@@ -65,7 +67,8 @@ func (l *EventLog) Close() error {
 }
 
 // ReadEvents reads events.jsonl. A missing file is no events; a bad line is
-// an error naming it.
+// an error naming it, except a last line without its newline, which a
+// killed writer can leave torn and which is skipped.
 func ReadEvents(path string) ([]Event, error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
@@ -76,22 +79,28 @@ func ReadEvents(path string) ([]Event, error) {
 	}
 	defer f.Close()
 	var out []Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		if len(sc.Bytes()) == 0 {
-			continue
+	br := bufio.NewReaderSize(f, 64*1024)
+	for line := 1; ; line++ {
+		b, rerr := br.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, rerr)
 		}
-		var e Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", path, line, err)
+		torn := rerr == io.EOF && len(b) > 0
+		if len(bytes.TrimSpace(b)) > 0 {
+			if len(b) > 1<<20 {
+				return nil, fmt.Errorf("%s:%d: line longer than 1 MiB", path, line)
+			}
+			var e Event
+			if err := json.Unmarshal(b, &e); err != nil {
+				if torn {
+					return out, nil
+				}
+				return nil, fmt.Errorf("%s:%d: %v", path, line, err)
+			}
+			out = append(out, e)
 		}
-		out = append(out, e)
+		if rerr == io.EOF {
+			return out, nil
+		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", path, line+1, err)
-	}
-	return out, nil
 }

@@ -22,6 +22,7 @@ func randomRequests(n int, seed int64) []Request {
 			Bytes:    int64(rng.Intn(30000)),
 			Status:   []int{0, 200, 503}[rng.Intn(3)],
 			Target:   []string{"/p/1", "/p/2,x", `/q"uote`}[rng.Intn(3)],
+			Check:    []string{"", "", "create: json:$.a,b", `read: header:"X"`}[rng.Intn(4)],
 		}
 	}
 	return out

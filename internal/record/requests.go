@@ -23,10 +23,17 @@ type requestRow struct {
 	Bytes    int64   `parquet:"bytes"`
 	Status   int32   `parquet:"status"`
 	Target   string  `parquet:"target,dict"`
+	// GeneratorColumns; absent from files written before them, which read
+	// as zero values (sent on time, not refused, not cut short).
+	SendLagS   float64 `parquet:"send_lag_s"`
+	GenRefused string  `parquet:"gen_refused,dict"`
+	CutShort   bool    `parquet:"cut_short"`
+	Check      string  `parquet:"check,dict"`
 }
 
 func toRow(r Request) requestRow {
-	return requestRow{r.StartS, r.LatencyS, r.Outcome.String(), int32(r.Node), int32(r.Client), r.Bytes, int32(r.Status), r.Target}
+	return requestRow{r.StartS, r.LatencyS, r.Outcome.String(), int32(r.Node), int32(r.Client), r.Bytes, int32(r.Status), r.Target,
+		r.SendLagS, r.Refused.String(), r.CutShort, r.Check}
 }
 
 func fromRow(row requestRow) (Request, error) {
@@ -34,40 +41,58 @@ func fromRow(row requestRow) (Request, error) {
 	if err != nil {
 		return Request{}, err
 	}
-	return Request{row.TStartS, row.LatencyS, o, int(row.Node), int(row.Client), row.Bytes, int(row.Status), row.Target}, nil
+	refused, err := ParseRefusal(row.GenRefused)
+	if err != nil {
+		return Request{}, err
+	}
+	return Request{StartS: row.TStartS, LatencyS: row.LatencyS, Outcome: o, Node: int(row.Node), Client: int(row.Client), Bytes: row.Bytes,
+		Status: int(row.Status), Target: row.Target, SendLagS: row.SendLagS, Refused: refused, CutShort: row.CutShort, Check: row.Check}, nil
 }
 
-// ParquetWriter writes requests.parquet in batches. It is not safe for
-// concurrent use; the Recorder serialises calls.
+// ParquetWriter writes one Parquet file of request rows in batches. It is
+// not safe for concurrent use; the Recorder serialises calls. Nothing it
+// writes is readable before Close writes the footer: the Recorder keeps
+// files short (segments) so that a killed run loses only the last one.
 type ParquetWriter struct {
 	f     *os.File
 	w     *parquet.GenericWriter[requestRow]
 	batch []requestRow
+	rows  int64
 }
 
-// batchRows is how many rows are buffered before a columnar write: large
-// enough to amortise the write, small enough that an interrupt loses nothing
-// (Close flushes the remainder).
+// batchRows is how many rows are buffered before a columnar write into the
+// writer's row group, which stays in memory until Close.
 const batchRows = 8192
 
-// CreateParquet creates path and returns a writer for request rows.
-func CreateParquet(path string) (*ParquetWriter, error) {
-	f, err := os.Create(path)
+// CreateParquet creates path and returns a writer for request rows; meta
+// goes into the file footer's key/value metadata.
+func CreateParquet(path string, meta ...map[string]string) (*ParquetWriter, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	w := parquet.NewGenericWriter[requestRow](f, parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(1<<20))
+	opts := []parquet.WriterOption{parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(1 << 20)}
+	for _, m := range meta {
+		for k, v := range m {
+			opts = append(opts, parquet.KeyValueMetadata(k, v))
+		}
+	}
+	w := parquet.NewGenericWriter[requestRow](f, opts...)
 	return &ParquetWriter{f: f, w: w, batch: make([]requestRow, 0, batchRows)}, nil
 }
 
 // Write buffers one request.
 func (p *ParquetWriter) Write(r Request) error {
 	p.batch = append(p.batch, toRow(r))
+	p.rows++
 	if len(p.batch) == cap(p.batch) {
 		return p.flush()
 	}
 	return nil
 }
+
+// Rows is the number of rows written so far.
+func (p *ParquetWriter) Rows() int64 { return p.rows }
 
 func (p *ParquetWriter) flush() error {
 	if len(p.batch) == 0 {
@@ -85,27 +110,35 @@ func (p *ParquetWriter) Close() error {
 	return errors.Join(err, p.f.Close())
 }
 
-// ReadRequests streams every request of a results directory to fn, in file
-// order, from requests.parquet or, when that is absent, requests.csv. It
-// stops at the first error fn returns.
+// ReadRequests streams every request of a results directory to fn, in
+// record order, from whichever form the directory holds (see RequestFiles):
+// requests.parquet, the segments requests/part-*.parquet of a run that did
+// not end cleanly, or requests.csv. It stops at the first error fn returns.
 func ReadRequests(dir string, fn func(Request) error) error {
-	pq := filepath.Join(dir, RequestsFile)
-	if _, err := os.Stat(pq); err == nil {
-		return readParquet(pq, fn)
-	}
-	csvPath := filepath.Join(dir, RequestsCSV)
-	f, err := os.Open(csvPath)
+	files, err := RequestFiles(dir)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("%s: no %s or %s: not a results directory", dir, RequestsFile, RequestsCSV)
-		}
 		return err
 	}
-	defer f.Close()
-	return ReadCSV(f, csvPath, fn)
+	if files == nil {
+		csvPath := filepath.Join(dir, RequestsCSV)
+		f, err := os.Open(csvPath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return ReadCSV(f, csvPath, fn)
+	}
+	for _, path := range files {
+		if err := ReadParquetFile(path, fn); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-func readParquet(path string, fn func(Request) error) (err error) {
+// ReadParquetFile streams the requests of one Parquet file of a record
+// (requests.parquet or one segment) to fn.
+func ReadParquetFile(path string, fn func(Request) error) (err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -117,7 +150,7 @@ func readParquet(path string, fn func(Request) error) (err error) {
 	}
 	pf, err := parquet.OpenFile(f, info.Size())
 	if err != nil {
-		return fmt.Errorf("%s: not a readable Parquet file (was the run killed before it could close it?): %w", path, err)
+		return fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
 	}
 	for _, col := range Columns {
 		if _, ok := pf.Schema().Lookup(col); !ok {
@@ -159,7 +192,7 @@ type CSVWriter struct {
 func NewCSVWriter(w io.Writer) (*CSVWriter, error) {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	cw := csv.NewWriter(bw)
-	if err := cw.Write(Columns); err != nil {
+	if err := cw.Write(append(append([]string{}, Columns...), GeneratorColumns...)); err != nil {
 		return nil, err
 	}
 	cw.Flush()
@@ -184,6 +217,18 @@ func (c *CSVWriter) Write(r Request) error {
 	b = strconv.AppendInt(b, int64(r.Status), 10)
 	b = append(b, ',')
 	b = appendCSVField(b, r.Target)
+	b = append(b, ',')
+	b = strconv.AppendFloat(b, r.SendLagS, 'f', 6, 64)
+	b = append(b, ',')
+	b = append(b, r.Refused.String()...)
+	b = append(b, ',')
+	if r.CutShort {
+		b = append(b, '1')
+	} else {
+		b = append(b, '0')
+	}
+	b = append(b, ',')
+	b = appendCSVField(b, r.Check)
 	b = append(b, '\n')
 	c.buf = b
 	_, err := c.w.Write(b)
@@ -215,8 +260,9 @@ func appendCSVField(b []byte, s string) []byte {
 }
 
 // ReadCSV streams request rows from CSV with a header naming at least the
-// columns of Columns (in any order; others are ignored). name is used in
-// errors, which give the line and column.
+// columns of Columns (in any order; others are ignored) and, optionally,
+// those of GeneratorColumns (cut_short is 0/1 or false/true). name is used
+// in errors, which give the line and column.
 func ReadCSV(r io.Reader, name string, fn func(Request) error) error {
 	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<16))
 	cr.ReuseRecord = true
@@ -244,6 +290,14 @@ func ReadCSV(r io.Reader, name string, fn func(Request) error) error {
 			return fmt.Errorf("%s:1: header has no column %q (want %v)", name, c, Columns)
 		}
 	}
+	genIdx := []int{-1, -1, -1, -1}
+	for j, h := range header {
+		for i, c := range GeneratorColumns {
+			if h == c {
+				genIdx[i] = j
+			}
+		}
+	}
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -254,6 +308,9 @@ func ReadCSV(r io.Reader, name string, fn func(Request) error) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		req, err := parseCSVRecord(rec, idx)
+		if err == nil {
+			err = parseGeneratorFields(&req, rec, genIdx)
+		}
 		if err != nil {
 			return fmt.Errorf("%s:%d: %w", name, line, err)
 		}
@@ -327,4 +384,51 @@ func parseCSVRecord(rec []string, idx []int) (Request, error) {
 		return req, err
 	}
 	return req, nil
+}
+
+// parseGeneratorFields sets the GeneratorColumns present (genIdx[i] >= 0).
+func parseGeneratorFields(req *Request, rec []string, genIdx []int) error {
+	field := func(i int) (string, bool, error) {
+		j := genIdx[i]
+		if j < 0 {
+			return "", false, nil
+		}
+		if j >= len(rec) {
+			return "", false, fmt.Errorf("column %q missing (row has %d fields)", GeneratorColumns[i], len(rec))
+		}
+		return rec[j], true, nil
+	}
+	s, ok, err := field(0)
+	if err != nil {
+		return err
+	}
+	if ok && s != "" {
+		v, perr := strconv.ParseFloat(s, 64)
+		if perr != nil || v != v || v < 0 || v > 1e12 {
+			return fmt.Errorf("column %q: %q is not a non-negative number of seconds", GeneratorColumns[0], s)
+		}
+		req.SendLagS = v
+	}
+	if s, ok, err = field(1); err != nil {
+		return err
+	} else if ok {
+		if req.Refused, err = ParseRefusal(s); err != nil {
+			return fmt.Errorf("column %q: %w", GeneratorColumns[1], err)
+		}
+	}
+	if s, ok, err = field(2); err != nil {
+		return err
+	} else if ok && s != "" {
+		v, perr := strconv.ParseBool(s)
+		if perr != nil {
+			return fmt.Errorf("column %q: %q is not 0 or 1", GeneratorColumns[2], s)
+		}
+		req.CutShort = v
+	}
+	if s, ok, err = field(3); err != nil {
+		return err
+	} else if ok {
+		req.Check = s
+	}
+	return nil
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // findKnee runs the scenario's knee search against the started cluster
-// (seed 003 §3.3) and returns the scenario to run: sc with the rate set to
+// (Brown and Patterson 2000, §3.3) and returns the scenario to run: sc with the rate set to
 // fraction × knee and the knee section dropped, which it also writes as the
 // results directory's scenario.yaml (the scenario as run: rerunning it
 // offers the same rate). The steps go to knee.csv, also when the search
@@ -71,12 +71,22 @@ func (p *liveProbe) Probe(ctx context.Context, rate float64, d time.Duration) (k
 	cfg.Seed = p.base.Seed + int64(p.steps)*7919
 	var tally knee.Tally
 	sink := workload.SinkFunc(func(r record.Request) {
-		tally.Add(r.Outcome == record.OK, time.Duration(r.LatencyS*float64(time.Second)))
+		switch {
+		case r.Refused != record.NotRefused:
+			tally.Refuse() // the generator's limit, not the service's outcome
+		case r.CutShort:
+			// unfinished when the step was abandoned: no outcome
+		default:
+			tally.Add(r.Outcome == record.OK, time.Duration(r.LatencyS*float64(time.Second)))
+		}
 	})
 	gen, err := workload.New(ctx, cfg, sink)
 	if err != nil {
 		return knee.Measure{}, err
 	}
+	// An interrupted probe's step is discarded: do not await its attempts.
+	stop := context.AfterFunc(ctx, gen.Abandon)
+	defer stop()
 	if err := gen.Run(ctx, time.Now(), d); err != nil {
 		return knee.Measure{}, err
 	}
