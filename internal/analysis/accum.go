@@ -3,12 +3,10 @@ package analysis
 import (
 	"math"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/faultbench/faultbench/internal/record"
 )
 
-// ExceedThresholds are the p_exceed thresholds of DESIGN §5, in seconds, and
+// ExceedThresholds are the p_exceed thresholds of docs/metrics.md, in seconds, and
 // their summary.json keys: Nielsen's 0.1 s / 1 s / 10 s limits plus the
 // 2 s connect and 8 s response-timeout marks of Broadwell's clients.
 var ExceedThresholds = []struct {
@@ -27,19 +25,8 @@ const (
 	histDigits    = 3
 )
 
-func newHist() *hdrhistogram.Histogram {
-	return hdrhistogram.New(histLowestNS, histHighestNS, histDigits)
-}
-
 func toNS(seconds float64) int64 {
-	ns := int64(math.Round(seconds * 1e9))
-	if ns < histLowestNS {
-		ns = histLowestNS
-	}
-	if ns > histHighestNS {
-		ns = histHighestNS
-	}
-	return ns
+	return min(max(int64(math.Round(seconds*1e9)), histLowestNS), histHighestNS)
 }
 
 // moments are Welford's running count, mean and sum of squared deviations:
@@ -84,47 +71,139 @@ func (m moments) stddev() float64 {
 	return math.Sqrt(m.m2 / float64(m.n-1))
 }
 
-// periodAcc aggregates the attempts of one period. Pass 1 calls add for
-// every attempt of the period; between passes the caller sets sigmaLimit
-// (mean + 3σ); pass 2 calls addOutlier for every attempt again. It holds
-// one histogram whatever the number of attempts.
-type periodAcc struct {
-	outcomes   [record.NumOutcomes]int64
-	mom        moments
-	min, max   float64
-	exceed     [5]int64
-	hist       *hdrhistogram.Histogram
-	sigmaLimit float64
-	beyond     int64 // attempts with latency > sigmaLimit (pass 2)
+// periodCounts are the figures of a period that do not depend on the
+// order of its attempts: any goroutine may count any part of the record
+// into its own periodCounts, and merge adds them up exactly.
+type periodCounts struct {
+	// The generator's own figures (record.Request.Measured is false for
+	// refused and cut-short attempts): kept apart from the service's.
+	refused  [record.NumRefusals]int64
+	cutShort int64
+	lag      *hdrCounts // send lag of every attempt sent, ns
+	lagMax   float64    // NaN when no attempt was sent
+
+	outcomes [record.NumOutcomes]int64
+	min, max float64
+	exceed   [5]int64
+	lat      *hdrCounts // ns
+	// beyond and below count, in pass 2, the measured attempts with a
+	// latency above mean + 3σ and under mean − 3σ of the period (its
+	// sigmaLimit and lowLimit), both sides as Dumitras and Narasimhan
+	// (2005) count them.
+	beyond, below int64
 }
 
-func newPeriodAcc() *periodAcc {
-	return &periodAcc{hist: newHist(), min: math.Inf(1), max: math.Inf(-1), sigmaLimit: math.Inf(1)}
+func newPeriodCounts() *periodCounts {
+	return &periodCounts{lat: newHDRCounts(histHighestNS), lag: newHDRCounts(histHighestNS), lagMax: math.NaN(), min: math.Inf(1), max: math.Inf(-1)}
 }
 
-func (p *periodAcc) add(r *record.Request) {
-	lat := r.LatencyS
-	p.outcomes[r.Outcome]++
-	p.mom.add(lat)
-	if lat < p.min {
-		p.min = lat
+// count counts one attempt: a measured one into the service's figures, a
+// refused or cut-short one only into the generator's. It reports whether
+// the attempt was measured.
+func (c *periodCounts) count(lat, lag float64, out record.Outcome, refused record.Refusal, cutShort bool) bool {
+	if refused != record.NotRefused {
+		c.refused[refused]++
+		return false
 	}
-	if lat > p.max {
-		p.max = lat
+	c.lag.record(toNS(lag))
+	if !(lag <= c.lagMax) {
+		c.lagMax = lag
+	}
+	if cutShort {
+		c.cutShort++
+		return false
+	}
+	c.outcomes[out]++
+	if lat < c.min {
+		c.min = lat
+	}
+	if lat > c.max {
+		c.max = lat
 	}
 	for i := range ExceedThresholds {
 		if lat > ExceedThresholds[i].Seconds {
-			p.exceed[i]++
+			c.exceed[i]++
 		} else {
 			break // thresholds ascend
 		}
 	}
-	_ = p.hist.RecordValue(toNS(lat)) // cannot fail: toNS clamps into range
+	c.lat.record(toNS(lat))
+	return true
 }
 
-func (p *periodAcc) addOutlier(lat float64) {
-	if lat > p.sigmaLimit {
-		p.beyond++
+// outlier counts a measured attempt's latency in pass 2 if it lies beyond
+// [low, high].
+func (c *periodCounts) outlier(lat, high, low float64) {
+	if lat > high {
+		c.beyond++
+	} else if lat < low {
+		c.below++
+	}
+}
+
+// merge adds o to c.
+func (c *periodCounts) merge(o *periodCounts) {
+	for i := range c.refused {
+		c.refused[i] += o.refused[i]
+	}
+	c.cutShort += o.cutShort
+	c.lag.merge(o.lag)
+	if !math.IsNaN(o.lagMax) && !(o.lagMax <= c.lagMax) {
+		c.lagMax = o.lagMax
+	}
+	for i := range c.outcomes {
+		c.outcomes[i] += o.outcomes[i]
+	}
+	if o.min < c.min {
+		c.min = o.min
+	}
+	if o.max > c.max {
+		c.max = o.max
+	}
+	for i := range c.exceed {
+		c.exceed[i] += o.exceed[i]
+	}
+	c.lat.merge(o.lat)
+	c.beyond += o.beyond
+	c.below += o.below
+}
+
+// periodAcc aggregates the attempts of one period. Pass 1 calls add for
+// every attempt of the period; between passes the caller sets sigmaLimit
+// (mean + 3σ); pass 2 calls addOutlier for every attempt again. It holds
+// two histograms whatever the number of attempts. Its periodCounts may be
+// counted apart and merged; mom and checks depend on the order of the
+// attempts, so they are counted in record order.
+type periodAcc struct {
+	periodCounts
+	invalidWindows int              // windows of the period that do not measure the service
+	checks         map[string]int64 // failed expectations by name (record check column)
+	mom            moments
+	sigmaLimit     float64
+	lowLimit       float64 // mean − 3σ
+}
+
+func newPeriodAcc() *periodAcc {
+	return &periodAcc{periodCounts: *newPeriodCounts(), sigmaLimit: math.Inf(1), lowLimit: math.Inf(-1)}
+}
+
+// add counts r: a measured attempt into the service's figures; a refused
+// or cut-short one only into the generator's.
+func (p *periodAcc) add(r *record.Request) {
+	if !p.count(r.LatencyS, r.SendLagS, r.Outcome, r.Refused, r.CutShort) {
+		return
+	}
+	if r.Check != "" {
+		p.countCheck(r.Check)
+	}
+	p.mom.add(r.LatencyS)
+}
+
+// addOutlier counts r in pass 2 when its latency is beyond the 3σ limit;
+// only measured attempts count, as in add.
+func (p *periodAcc) addOutlier(r *record.Request) {
+	if r.Measured() {
+		p.outlier(r.LatencyS, p.sigmaLimit, p.lowLimit)
 	}
 }
 
@@ -136,4 +215,34 @@ func (p *periodAcc) setSigmaLimit() {
 		return
 	}
 	p.sigmaLimit = p.mom.mean + 3*sd
+	p.lowLimit = p.mom.mean - 3*sd
+}
+
+// lagQuantile is the q-th percentile of send-lag counts in seconds; a lag
+// under the histogram's 1 ns floor is 0.
+func lagQuantile(h *hdrCounts, q float64) float64 {
+	var ns [1]int64
+	h.percentiles([]float64{q}, ns[:])
+	if ns[0] <= histLowestNS {
+		return 0
+	}
+	return float64(ns[0]) / 1e9 // within 0.1% (three significant digits)
+}
+
+// maxCheckNames bounds the distinct check names a period counts; the
+// rest are counted under otherChecks (names are per request and check,
+// so only a file not written by faultbench has more).
+const (
+	maxCheckNames = 1000
+	otherChecks   = "(other checks)"
+)
+
+func (p *periodAcc) countCheck(name string) {
+	if p.checks == nil {
+		p.checks = map[string]int64{}
+	}
+	if _, ok := p.checks[name]; !ok && len(p.checks) >= maxCheckNames {
+		name = otherChecks
+	}
+	p.checks[name]++
 }

@@ -3,11 +3,16 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
+	"github.com/faultbench/faultbench/internal/provenance"
 	"github.com/faultbench/faultbench/internal/record"
 	"github.com/faultbench/faultbench/internal/scenario"
 )
@@ -22,7 +27,30 @@ type Options struct {
 	Complete bool
 	// Scenario overrides DIR/scenario.yaml; nil loads it when present.
 	Scenario *scenario.Scenario
+	// BaselineWindow, when set, is the fault-free stretch of the run's own
+	// record whose complete windows form the band (--baseline-window),
+	// instead of the scenario's baseline phase. Exclusive with BaselineDir.
+	BaselineWindow *Span
+	// Judge is how a window is held against the band: JudgeThroughput or
+	// JudgeGoodput (--judge); empty: DefaultJudge of the scenario.
+	Judge string
 }
+
+// Span is a stretch [StartS, EndS) of the run clock, in seconds.
+type Span struct{ StartS, EndS float64 }
+
+// Validate checks that s is a non-empty stretch at or after 0.
+func (s Span) Validate() error {
+	if math.IsNaN(s.StartS) || math.IsNaN(s.EndS) || s.StartS < 0 || math.IsInf(s.EndS, 0) || s.EndS <= s.StartS {
+		return fmt.Errorf("baseline window %g:%g: want 0 <= START < END, in seconds of the run", s.StartS, s.EndS)
+	}
+	return nil
+}
+
+// selfBaselineNote is the note of a summary whose band came from the whole
+// record, faults and all.
+const selfBaselineNote = "no fault-free period was known (no scenario, no --baseline run, no --baseline-window), so the whole record was its own baseline: " +
+	"punctuality near 1.000 and an empty list of deviations mean nothing here; give --baseline-window START:END or --baseline DIR"
 
 // ErrBadInput is wrapped by every error Analyze returns because of the
 // results directory's content (missing, truncated or malformed files), as
@@ -76,10 +104,15 @@ type phaseSpan struct {
 	start, end float64
 }
 
-// winStat is one window's attempts.
+// winStat is one window's attempts: the measured ones (outcomes, mom) and
+// what the generator refused or cut short.
 type winStat struct {
 	outcomes [record.NumOutcomes]int64
 	mom      moments
+	refused  int64
+	cutShort int64
+	lagMax   float64 // largest send lag of an attempt sent; NaN if none
+	invalid  bool    // not a valid measurement of the service (record.Window.Judge)
 }
 
 // runData is what pass 1 learns about a directory's requests.
@@ -94,29 +127,45 @@ type runData struct {
 const maxWindows = 1 << 21
 
 func (d *runData) addWindow(r *record.Request, w float64) {
-	i := int(r.StartS / w)
-	for len(d.wins) <= i {
-		d.wins = append(d.wins, winStat{})
-	}
-	d.wins[i].outcomes[r.Outcome]++
-	d.wins[i].mom.add(r.LatencyS)
-	d.maxStart = math.Max(d.maxStart, r.StartS)
-	d.attempts++
+	d.add(int(r.StartS/w), r.StartS, r.LatencyS, r.SendLagS, r.Outcome, r.Refused, r.CutShort)
 }
 
 // checkRequest rejects what no recorder writes; w is the window length.
 func checkRequest(r *record.Request, w float64) error {
-	if math.IsNaN(r.StartS) || math.IsInf(r.StartS, 0) || r.StartS < 0 {
-		return fmt.Errorf("t_start_s %v is not a non-negative number", r.StartS)
+	return checkValues(r.StartS, r.LatencyS, r.SendLagS, r.Outcome, w)
+}
+
+// checkValues is checkRequest of a request's start, latency, send lag
+// and outcome.
+func checkValues(start, lat, lag float64, out record.Outcome, w float64) error {
+	if valid(start, lat, lag, out, w) {
+		return nil
 	}
-	if r.StartS/w >= maxWindows {
-		return fmt.Errorf("t_start_s %v is more than %d windows of %g s after the start of the run", r.StartS, maxWindows, w)
+	return invalid(start, lat, lag, out, w)
+}
+
+// valid is checkValues without the error: small enough to be inlined in
+// the scans' loops.
+func valid(start, lat, lag float64, out record.Outcome, w float64) bool {
+	return start >= 0 && start/w < maxWindows && lat >= 0 && lat <= math.MaxFloat64 && lag >= 0 && lag <= math.MaxFloat64 && int(out) < record.NumOutcomes
+}
+
+// invalid says what checkValues rejects.
+func invalid(start, lat, lag float64, out record.Outcome, w float64) error {
+	if !(start >= 0 && start <= math.MaxFloat64) {
+		return fmt.Errorf("t_start_s %v is not a non-negative number", start)
 	}
-	if math.IsNaN(r.LatencyS) || math.IsInf(r.LatencyS, 0) || r.LatencyS < 0 {
-		return fmt.Errorf("latency_s %v is not a non-negative number", r.LatencyS)
+	if start/w >= maxWindows {
+		return fmt.Errorf("t_start_s %v is more than %d windows of %g s after the start of the run", start, maxWindows, w)
 	}
-	if int(r.Outcome) >= record.NumOutcomes {
-		return fmt.Errorf("unknown outcome %d", r.Outcome)
+	if !(lat >= 0 && lat <= math.MaxFloat64) {
+		return fmt.Errorf("latency_s %v is not a non-negative number", lat)
+	}
+	if !(lag >= 0 && lag <= math.MaxFloat64) {
+		return fmt.Errorf("send_lag_s %v is not a non-negative number", lag)
+	}
+	if int(out) >= record.NumOutcomes {
+		return fmt.Errorf("unknown outcome %d", out)
 	}
 	return nil
 }
@@ -147,6 +196,21 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 	} else if !info.IsDir() {
 		return nil, badInput(fmt.Errorf("%s is not a directory", dir))
 	}
+	if err := checkJudge(opts.Judge); err != nil {
+		return nil, badInput(err)
+	}
+	if opts.BaselineWindow != nil {
+		if opts.BaselineDir != "" {
+			return nil, badInput(errors.New("a baseline run and a baseline window exclude each other: give one"))
+		}
+		if err := opts.BaselineWindow.Validate(); err != nil {
+			return nil, badInput(err)
+		}
+	}
+	prov, err := provenance.Read(dir)
+	if err != nil {
+		return nil, badInput(err)
+	}
 	sc := opts.Scenario
 	if sc == nil {
 		var err error
@@ -157,6 +221,23 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 	events, err := record.ReadEvents(filepath.Join(dir, record.EventsFile))
 	if err != nil {
 		return nil, badInput(err)
+	}
+	// The files say whether the run ended cleanly, whatever the caller
+	// believes: a killed controller left no summary to say so.
+	state, err := record.RunState(dir)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	incompleteReason := state.Reason
+	if !state.Complete {
+		opts.Complete = false
+	} else if !opts.Complete {
+		incompleteReason = "the run was interrupted before its planned end"
+	}
+	aborted := abortOf(events)
+	if aborted != nil {
+		opts.Complete = false
+		incompleteReason = fmt.Sprintf("stopped by the steady-state guard: %s held at %.1f s; every fault was reverted and the load kept for the cooldown", aborted.By, aborted.AtS)
 	}
 	w := DefaultWindowS
 	if sc != nil && sc.Workload.Window.Duration > 0 {
@@ -182,45 +263,24 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 	if len(phases) == 0 {
 		phases = []phaseSpan{{"all", 0, math.Inf(1)}}
 	}
-	phaseOf := func(t float64) int {
-		for i, p := range phases {
-			if t < p.end {
-				return i
-			}
-		}
-		return len(phases) - 1
-	}
-
 	// Pass 1: windows, and moments, histograms and exceedances per period.
-	overall := newPeriodAcc()
-	phaseAcc := make([]*periodAcc, len(phases))
-	for i := range phaseAcc {
-		phaseAcc[i] = newPeriodAcc()
-	}
-	var data runData
-	var winAgg *record.WindowAggregator
-	if csvWindows == nil {
+	var quant *windowQuantiles
+	// A cut run's windows.csv holds only the windows settled before the
+	// cut: the others' percentiles are recomputed from the requests.
+	if csvWindows == nil || !state.Complete {
 		horizon := 60.0
 		if sc != nil {
 			horizon = sc.Workload.ConnectTimeout.Seconds() + sc.Workload.ResponseTimeout.Seconds() + 2*w
 		}
-		winAgg = record.NewWindowAggregator(w, horizon)
+		quant = newWindowQuantiles(w, horizon)
 	}
-	err = readRequests(dir, func(r *record.Request) error {
-		if err := checkRequest(r, w); err != nil {
-			return fmt.Errorf("request %d: %w", data.attempts+1, err)
-		}
-		data.addWindow(r, w)
-		overall.add(r)
-		phaseAcc[phaseOf(r.StartS)].add(r)
-		if winAgg != nil {
-			winAgg.Add(*r)
-		}
-		return nil
-	})
-	if err != nil {
+	workers := scanWorkers()
+	first := newFirstPass(w, phases, quant, workers)
+	if err := first.scan(workers).run(dir); err != nil {
 		return nil, badInput(err)
 	}
+	first.finish()
+	data, overall, phaseAcc := first.data, first.overall, first.phase
 
 	// Where the run ends: the scenario's length for a complete run, else
 	// where the record ends (rounded up to a whole window without a scenario).
@@ -243,13 +303,21 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 	}
 	nWin := int(math.Ceil(runEnd/w - 1e-9))
 	for len(data.wins) < nWin {
-		data.wins = append(data.wins, winStat{})
+		data.wins = append(data.wins, winStat{lagMax: math.NaN()})
 	}
-	// Complete windows lie wholly inside [0, runEnd].
+	// Which windows measure the service: needed by the baseline (which
+	// leaves the others out) and by every period's invalid_windows.
+	windows := buildWindows(data.wins, w, csvWindows, quant, runEnd)
+	for i := range windows {
+		data.wins[i].invalid = !windows[i].Valid
+	}
+	// Complete windows lie wholly inside [0, runEnd]. thr is their ok
+	// throughput; x (below) the figure the band judges.
 	nComplete := min(len(data.wins), int(math.Floor(runEnd/w+1e-9)))
-	x := make([]float64, nComplete)
-	for i := range x {
-		x[i] = float64(data.wins[i].outcomes[record.OK]) / w
+	thr := judge{by: JudgeThroughput, w: w}.series(data.wins[:nComplete])
+	jd := judge{by: opts.Judge, w: w}
+	if jd.by == "" {
+		jd.by = DefaultJudge(sc)
 	}
 
 	injections := pairFaults(events)
@@ -257,12 +325,28 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 	// Baseline band.
 	var base *Baseline
 	var bnd *band
-	if opts.BaselineDir != "" {
-		base, bnd, err = baselineFromDir(opts.BaselineDir)
+	defs := &Definitions{WindowS: w, ConnectTimeoutS: NaN, ResponseTimeoutS: NaN, Demerits: demeritWeights(sc), Baseline: "phase", Judge: jd.by}
+	if sc != nil {
+		defs.ConnectTimeoutS, defs.ResponseTimeoutS = Float(sc.Workload.ConnectTimeout.Seconds()), Float(sc.Workload.ResponseTimeout.Seconds())
+	}
+	var notes []string
+	switch {
+	case opts.BaselineDir != "":
+		defs.Baseline = "run"
+		base, bnd, jd, err = baselineFromDir(opts.BaselineDir, jd.by)
 		if err != nil {
 			return nil, err
 		}
-	} else {
+	case opts.BaselineWindow != nil:
+		bw := *opts.BaselineWindow
+		defs.Baseline, defs.BaselineWindowS = "window", []float64{bw.StartS, bw.EndS}
+		source := fmt.Sprintf("window %g:%g", bw.StartS, bw.EndS)
+		base, bnd, jd = baselineFromWindows(data.wins[:nComplete], jd, bw.StartS, bw.EndS, injections, source)
+		if base == nil {
+			return nil, badInput(fmt.Errorf("baseline window %g:%g s holds fewer than two complete fault-free windows of %g s of a %g s record: "+
+				"widen it or move it before the first fault", bw.StartS, bw.EndS, w, runEnd))
+		}
+	default:
 		bi := 0
 		if sc != nil && sc.Baseline != "" {
 			for i, p := range phases {
@@ -271,8 +355,13 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 				}
 			}
 		}
-		base, bnd = baselineFromWindows(data.wins[:nComplete], w, phases[bi].start, phases[bi].end, injections, phases[bi].name)
+		base, bnd, jd = baselineFromWindows(data.wins[:nComplete], jd, phases[bi].start, phases[bi].end, injections, phases[bi].name)
+		if sc == nil && len(injections) == 0 {
+			defs.Baseline = "self"
+			notes = append(notes, selfBaselineNote)
+		}
 	}
+	x := jd.series(data.wins[:nComplete])
 	ideal := math.NaN()
 	if base != nil {
 		ideal = float64(base.LatencyMeanS)
@@ -280,7 +369,7 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 
 	// Deviations, from the first window inside the band (steady state) or
 	// the first injection, whichever comes first.
-	sum := &Summary{Complete: opts.Complete, Phases: map[string]Metrics{}, PhaseOrder: []string{}, Deviations: []Deviation{}, Faults: []FaultResult{}}
+	sum := &Summary{SchemaVersion: provenance.SchemaVersion, Complete: opts.Complete, IncompleteReason: incompleteReason, Aborted: aborted, Provenance: prov, Definitions: defs, Notes: notes, Phases: map[string]Metrics{}, PhaseOrder: []string{}, Deviations: []Deviation{}, Faults: []FaultResult{}}
 	if bnd != nil {
 		scan := nComplete
 		for i, v := range x {
@@ -333,6 +422,7 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 		}
 		if sd := failMom.stddev(); !math.IsNaN(sd) {
 			failure.sigmaLimit = failMom.mean + 3*sd
+			failure.lowLimit = failMom.mean - 3*sd
 		}
 	}
 
@@ -341,54 +431,38 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 	for _, p := range phaseAcc {
 		p.setSigmaLimit()
 	}
-	stageOK := make([][7]int64, len(cases))
-	err = readRequests(dir, func(r *record.Request) error {
-		if checkRequest(r, w) != nil {
-			return nil // reported by pass 1
-		}
-		overall.addOutlier(r.LatencyS)
-		phaseAcc[phaseOf(r.StartS)].addOutlier(r.LatencyS)
-		if failure != nil {
-			i := 0
-			if r.StartS > 0 {
-				i = min(int(r.StartS/w), len(inFailure)-1)
-			}
-			if inFailure[i] {
-				failure.add(r)
-				failure.addOutlier(r.LatencyS)
-			}
-		}
-		if r.Outcome == record.OK {
-			for k := range cases {
-				b := &cases[k].stageBounds
-				if r.StartS < b[0] || r.StartS >= b[7] {
-					continue
-				}
-				for s := 0; s < 7; s++ {
-					if r.StartS < b[s+1] {
-						stageOK[k][s]++
-						break
-					}
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	second := newSecondPass(w, phases, overall, phaseAcc, failure, inFailure, cases, workers)
+	if err := second.scan(workers).run(dir); err != nil {
 		return nil, badInput(err)
+	}
+	stageOK := second.finish()
+
+	countInvalid := func(p *periodAcc, in func(j int) bool) {
+		for j := range data.wins {
+			if data.wins[j].invalid && in(j) {
+				p.invalidWindows++
+			}
+		}
+	}
+	countInvalid(overall, func(int) bool { return true })
+	for i, p := range phases {
+		countInvalid(phaseAcc[i], func(j int) bool { return float64(j)*w >= p.start-1e-9 && float64(j)*w < p.end-1e-9 })
+	}
+	if failure != nil {
+		countInvalid(failure, func(j int) bool { return inFailure[j] })
 	}
 
 	weights := demeritWeights(sc)
 	res := &Result{Summary: sum, WindowS: w, Series: seriesNames, Events: events, Phases: map[string]*Distribution{}}
 	sum.Overall, res.Overall = overall.metrics(0, runEnd, runEnd, ideal, weights)
-	throughputExtras(&sum.Overall, x, func(int) bool { return true })
+	throughputExtras(&sum.Overall, thr, func(int) bool { return true })
 	for i, p := range phases {
 		end := math.Min(p.end, runEnd)
 		if p.start >= runEnd && phaseAcc[i].mom.n == 0 {
 			continue // the run ended before this phase began
 		}
 		m, d := phaseAcc[i].metrics(p.start, end, end-p.start, ideal, weights)
-		throughputExtras(&m, x, func(j int) bool { return float64(j)*w >= p.start-1e-9 && float64(j+1)*w <= end+1e-9 })
+		throughputExtras(&m, thr, func(j int) bool { return float64(j)*w >= p.start-1e-9 && float64(j+1)*w <= end+1e-9 })
 		sum.Phases[p.name] = m
 		res.Phases[p.name] = d
 		sum.PhaseOrder = append(sum.PhaseOrder, p.name)
@@ -406,7 +480,7 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 		}
 		failure.mom = failMom // identical attempts; the window merge is what set the 3σ limit
 		m, d := failure.metrics(float64(first)*w, float64(last+1)*w, float64(covered)*w, ideal, weights)
-		throughputExtras(&m, x, func(j int) bool { return inFailure[j] })
+		throughputExtras(&m, thr, func(j int) bool { return inFailure[j] })
 		sum.Failure, res.Failure = &m, d
 	}
 	for k, c := range cases {
@@ -421,13 +495,26 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 		sum.Faults = append(sum.Faults, fr)
 	}
 	sum.Baseline = base
+	if sum.Trace = traceFromEvents(events); sum.Trace != nil {
+		sum.Notes = append(sum.Notes, fmt.Sprintf("the replayed trace had %d malformed line(s), skipped: the load is the log without them", sum.Trace.CLFSkippedLines))
+	}
+
+	if sum.KV, err = kvFromHistory(dir, w, runEnd, injections); err != nil {
+		return nil, err
+	}
+	if note := kvNote(sum.KV); note != "" {
+		sum.Notes = append(sum.Notes, note)
+	}
 
 	name := filepath.Base(filepath.Clean(dir))
 	var seed int64
 	if sc != nil {
 		name, seed = sc.Name, sc.Seed
 	}
-	sum.Run = RunInfo{Name: name, DurationS: runEnd, Attempts: data.attempts, Seed: seed, WindowS: w}
+	sum.Run = RunInfo{Name: name, DurationS: runEnd, Attempts: data.attempts, Seed: seed, WindowS: w, Phases: slices.Clone(sum.PhaseOrder)}
+	if prov != nil {
+		sum.Run.Placement = prov.Placement
+	}
 
 	if sc != nil {
 		for _, expr := range sc.Thresholds {
@@ -438,8 +525,8 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 			sum.Thresholds = append(sum.Thresholds, t.Eval(&sum.Overall))
 		}
 	}
-	res.Windows = buildWindows(data.wins, w, csvWindows, winAgg, runEnd)
-	if winAgg != nil {
+	res.Windows = windows
+	if quant != nil {
 		res.Series = nil
 	}
 	return res, nil
@@ -447,34 +534,42 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 
 // buildWindows merges the recomputed counts with latency percentiles and
 // series from windows.csv or the window aggregator.
-func buildWindows(wins []winStat, w float64, csvWindows []record.Window, agg *record.WindowAggregator, runEnd float64) []record.Window {
-	var lat []record.Window
-	if csvWindows != nil {
-		lat = csvWindows
-	} else if agg != nil {
-		lat = agg.Close(runEnd)
+func buildWindows(wins []winStat, w float64, csvWindows []record.Window, quant *windowQuantiles, runEnd float64) []record.Window {
+	// Percentiles and series from windows.csv where it has the window,
+	// else recomputed (a cut run's windows.csv ends before its record).
+	lat := csvWindows
+	if quant != nil {
+		if rebuilt := quant.close(runEnd); len(rebuilt) > len(lat) {
+			lat = append(append([]record.Window(nil), lat...), rebuilt[len(lat):]...)
+		}
 	}
 	out := make([]record.Window, len(wins))
 	for i, ws := range wins {
 		win := record.Window{StartS: float64(i) * w, Outcomes: ws.outcomes, LatencyMean: math.NaN(), LatencyP50: math.NaN(),
-			LatencyP90: math.NaN(), LatencyP99: math.NaN(), LatencyMax: math.NaN()}
-		win.Offered = ws.mom.n
+			LatencyP90: math.NaN(), LatencyP99: math.NaN(), LatencyMax: math.NaN(),
+			GenRefused: ws.refused, CutShort: ws.cutShort, SendLagP99: math.NaN(), SendLagMax: ws.lagMax}
+		win.Offered = ws.mom.n + ws.refused + ws.cutShort
 		win.ThroughputOK = float64(ws.outcomes[record.OK]) / w
 		if ws.mom.n > 0 {
 			win.LatencyMean = ws.mom.mean
 		}
 		if i < len(lat) {
 			win.LatencyP50, win.LatencyP90, win.LatencyP99, win.LatencyMax = lat[i].LatencyP50, lat[i].LatencyP90, lat[i].LatencyP99, lat[i].LatencyMax
+			win.SendLagP99 = lat[i].SendLagP99
 			win.Series = lat[i].Series
 		}
+		win.Judge(w)
 		out[i] = win
 	}
 	return out
 }
 
 // baselineFromWindows takes the complete windows of the baseline phase that
-// no fault touches, drops the warm-up (settle) and forms the band.
-func baselineFromWindows(wins []winStat, w, start, end float64, injections []injection, source string) (*Baseline, *band) {
+// no fault touches, drops the warm-up (settle) and forms the band of j's
+// figure. It returns j with its rate set: the kept windows' mean offered
+// rate, which scales a goodput judge's figure to ok/s.
+func baselineFromWindows(wins []winStat, j judge, start, end float64, injections []injection, source string) (*Baseline, *band, judge) {
+	w := j.w
 	var xs []float64
 	var lat moments
 	var idx []int
@@ -493,67 +588,72 @@ func baselineFromWindows(wins []winStat, w, start, end float64, injections []inj
 				faulty = true
 			}
 		}
-		if faulty {
+		if faulty || wins[i].invalid {
 			continue
 		}
-		xs = append(xs, float64(wins[i].outcomes[record.OK])/w)
+		xs = append(xs, j.share(&wins[i]))
 		idx = append(idx, i)
 	}
 	drop := settle(xs)
 	xs, idx = xs[drop:], idx[drop:]
+	var offered moments
+	for _, i := range idx {
+		offered.add(float64(wins[i].offered()) / w)
+	}
+	if j.by == JudgeGoodput {
+		j.rate = offered.mean
+		for k := range xs {
+			xs[k] *= j.rate
+		}
+	}
 	b := newBand(xs)
 	if b == nil {
-		return nil, nil
+		return nil, nil, j
 	}
+	j.widen(b)
 	for _, i := range idx {
 		lat.merge(wins[i].mom)
 	}
-	base := &Baseline{Source: source, Windows: len(xs), Mean: b.mean, Stddev: b.sd, Low: b.low, High: b.high, LatencyMeanS: NaN}
+	base := &Baseline{Source: source, Windows: len(xs), Mean: b.mean, Stddev: b.sd, Low: b.low, High: b.high, LatencyMeanS: NaN,
+		Judge: j.by, OfferedPerS: Float(offered.mean)}
 	if lat.n > 0 {
 		base.LatencyMeanS = Float(lat.mean)
 	}
-	return base, b
+	return base, b, j
 }
 
 // baselineFromDir forms the band from a fault-free run: all its complete
 // windows outside any fault it recorded, warm-up dropped by the same rule.
-func baselineFromDir(dir string) (*Baseline, *band, error) {
+func baselineFromDir(dir string, by string) (*Baseline, *band, judge, error) {
 	sc, err := loadScenario(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("baseline %s: %w", dir, err)
+		return nil, nil, judge{}, fmt.Errorf("baseline %s: %w", dir, err)
 	}
 	events, err := record.ReadEvents(filepath.Join(dir, record.EventsFile))
 	if err != nil {
-		return nil, nil, badInput(fmt.Errorf("baseline: %w", err))
+		return nil, nil, judge{}, badInput(fmt.Errorf("baseline: %w", err))
 	}
 	w := DefaultWindowS
 	if sc != nil && sc.Workload.Window.Duration > 0 {
 		w = sc.Workload.Window.Seconds()
 	}
 	var data runData
-	err = readRequests(dir, func(r *record.Request) error {
-		if err := checkRequest(r, w); err != nil {
-			return fmt.Errorf("request %d: %w", data.attempts+1, err)
-		}
-		data.addWindow(r, w)
-		return nil
-	})
-	if err != nil {
-		return nil, nil, badInput(fmt.Errorf("baseline: %w", err))
+	if err := windowsScan(&data, w, scanWorkers()).run(dir); err != nil {
+		return nil, nil, judge{}, badInput(fmt.Errorf("baseline: %w", err))
 	}
 	end := math.Ceil(data.maxStart/w-1e-9) * w
 	if sc != nil {
 		end = math.Min(sc.Length().Seconds(), end)
 	}
 	n := min(len(data.wins), int(math.Floor(end/w+1e-9)))
-	base, b := baselineFromWindows(data.wins[:n], w, 0, math.Inf(1), pairFaults(events), dir)
+	base, b, j := baselineFromWindows(data.wins[:n], judge{by: by, w: w}, 0, math.Inf(1), pairFaults(events), dir)
 	if base == nil {
-		return nil, nil, badInput(fmt.Errorf("baseline %s: fewer than two fault-free windows", dir))
+		return nil, nil, j, badInput(fmt.Errorf("baseline %s: fewer than two fault-free windows", dir))
 	}
-	return base, b, nil
+	return base, b, j, nil
 }
 
-// DefaultDemerits are the weights of seed 000 §5.6; the scenario's demerits
+// DefaultDemerits are the weights of Broadwell (2004) §5.6; the scenario's demerits
 // map overrides any of them.
 var DefaultDemerits = map[string]float64{"conn_abort": 2, "conn_error": 1, "timeout": 8, "http_error": 0, "data_error": 0,
 	"latency_second": 1, "latency_scale": 1}
@@ -574,7 +674,7 @@ func demeritWeights(sc *scenario.Scenario) map[string]float64 {
 // metrics turns the accumulator into M for a period [start, end) covering
 // durationS seconds; ideal is the baseline mean latency (NaN if none).
 func (p *periodAcc) metrics(start, end, durationS, ideal float64, weights map[string]float64) (Metrics, *Distribution) {
-	d := newDistribution(p.hist, p.mom, p.min, p.max)
+	d := newDistribution(p.lat.histogram(), p.mom, p.min, p.max)
 	n := float64(p.mom.n)
 	m := Metrics{StartS: start, EndS: end, DurationS: durationS, Attempts: p.mom.n, Outcomes: map[string]int64{},
 		PExceed: map[string]Float{}}
@@ -630,14 +730,32 @@ func (p *periodAcc) metrics(start, end, durationS, ideal float64, weights map[st
 		m.PExceed[t.Key] = frac(float64(p.exceed[i]))
 	}
 	m.Outliers3SigmaFrac = frac(float64(p.beyond))
+	m.Outliers3SigmaTwoSidedFrac = frac(float64(p.beyond + p.below))
 	m.LatencyMaxTrimmed1pc = Float(d.MaxTrimmed(0.01))
+
+	m.GenRefusedBy = map[string]int64{}
+	for f := record.Refusal(1); int(f) < record.NumRefusals; f++ {
+		m.GenRefused += p.refused[f]
+		m.GenRefusedBy[f.String()] = p.refused[f]
+	}
+	m.CutShort = p.cutShort
+	if len(p.checks) > 0 {
+		m.CheckFailures = maps.Clone(p.checks)
+	}
+	m.Arrivals = m.Attempts + m.GenRefused + m.CutShort
+	m.SendLagP99S, m.SendLagMaxS = NaN, NaN
+	if !p.lag.empty() {
+		m.SendLagP99S = Float(lagQuantile(p.lag, 99))
+		m.SendLagMaxS = Float(p.lagMax)
+	}
+	m.InvalidWindows = p.invalidWindows
 	return m, d
 }
 
 func sortFloats(x []float64) { sort.Float64s(x) }
 
 // throughputExtras adds the magical-1% figures of window throughput, whose
-// unbounded side is the bottom (seed 002 §3.1): the minimum after trimming
+// unbounded side is the bottom (Dumitras and Narasimhan 2005, §3.1): the minimum after trimming
 // the lowest ⌊1%⌋ of windows, and the fraction of windows below mean − 3σ.
 // They go to Extra, and only when the period has complete windows.
 func throughputExtras(m *Metrics, x []float64, in func(int) bool) {
@@ -671,4 +789,22 @@ func setExtra(m *Metrics, key string, v float64) {
 	if !math.IsNaN(v) && !math.IsInf(v, 0) {
 		m.Extra[key] = v
 	}
+}
+
+// abortOf finds the guard's abort event (docs/guard.md): its detail starts
+// with guard "RULE".
+func abortOf(events []record.Event) *Aborted {
+	for _, e := range events {
+		if e.Kind != "abort" {
+			continue
+		}
+		by := e.Detail
+		if rest, ok := strings.CutPrefix(by, "guard "); ok {
+			if q, err := strconv.QuotedPrefix(rest); err == nil {
+				by, _ = strconv.Unquote(q)
+			}
+		}
+		return &Aborted{By: by, AtS: e.TS}
+	}
+	return nil
 }

@@ -5,7 +5,7 @@ import (
 )
 
 // BandZ is the two-sided 99% normal quantile: the band is mean ± 2.576σ
-// (seed 003 §4.1 footnote 2).
+// (Brown and Patterson 2000, §4.1 footnote 2).
 const BandZ = 2.576
 
 // band is a baseline band in requests per second.
@@ -81,7 +81,7 @@ func deviations(x []float64, from, to int, w float64, b *band) []Deviation {
 	return out
 }
 
-// DeviationSummary condenses the deviations as seed 003 §2.3 asks: the
+// DeviationSummary condenses the deviations as Brown and Patterson (2000) §2.3 asks: the
 // distributions of their frequency, length and severity.
 type DeviationSummary struct {
 	Count     int     `json:"count"`

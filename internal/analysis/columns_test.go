@@ -52,3 +52,36 @@ func TestReadParquetBadOutcome(t *testing.T) {
 		t.Fatal("a corrupted outcome was accepted")
 	}
 }
+
+// TestNarrowReaderMatchesRows: the column-by-column reader, cutting row
+// groups into units at page boundaries, gives every request the values
+// record's row reader gives it, generator columns and all.
+func TestNarrowReaderMatchesRows(t *testing.T) {
+	for _, segments := range []bool{false, true} {
+		dir := writeScanRun(t, segments)
+		var want []record.Request
+		if err := record.ReadRequests(dir, func(r record.Request) error {
+			want = append(want, record.Request{StartS: r.StartS, LatencyS: r.LatencyS, Outcome: r.Outcome, SendLagS: r.SendLagS,
+				Refused: r.Refused, CutShort: r.CutShort, Check: r.Check})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		err := readBatches(dir, func(b *requestBatch) error {
+			if b.row != int64(i) {
+				t.Fatalf("segments=%v: batch at row %d, want %d", segments, b.row, i)
+			}
+			for k := 0; k < b.n; k++ {
+				if got := b.request(k); i >= len(want) || got != want[i] {
+					t.Fatalf("segments=%v: request %d = %+v, want %+v", segments, i+1, got, want[min(i, len(want)-1)])
+				}
+				i++
+			}
+			return nil
+		})
+		if err != nil || i != len(want) {
+			t.Fatalf("segments=%v: read %d requests of %d: %v", segments, i, len(want), err)
+		}
+	}
+}

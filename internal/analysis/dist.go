@@ -72,7 +72,7 @@ func (d *Distribution) Quantile(q float64) float64 {
 }
 
 // TrimmedMean is the mean of the latencies left after dropping ⌊frac·n⌋
-// from each end (frac 0.025 gives the 95% trimmed mean of DESIGN §5).
+// from each end (frac 0.025 gives the 95% trimmed mean of docs/metrics.md).
 func (d *Distribution) TrimmedMean(frac float64) float64 {
 	k := int64(math.Floor(frac * float64(d.Count)))
 	lo, hi := k+1, d.Count-k // ranks kept, inclusive
@@ -127,7 +127,7 @@ func (d *Distribution) CDF() []CDFPoint {
 	return out
 }
 
-// Box holds the figures of a box-and-whiskers plot (seed 000 Fig. 17):
+// Box holds the figures of a box-and-whiskers plot (Broadwell 2004, Fig. 17):
 // quartiles, whiskers at the most extreme latencies within 1.5 IQR of the
 // box, the mean, and the 1%-trimmed maximum.
 type Box struct {

@@ -9,6 +9,16 @@ import (
 	"github.com/faultbench/faultbench/internal/record"
 )
 
+// UnplannedFault is the type of a fault nobody injected: a node's
+// application that exited or was killed outside the schedule (not by a fault
+// injector, not by the operator, not by the run's stop). The run records it
+// as a fault.inject/fault.clear pair like any other, so it is analysed,
+// classified and drawn like any other; readers tell it apart by this type.
+const UnplannedFault = "unplanned"
+
+// Unplanned reports whether f was not injected but happened by itself.
+func (f FaultResult) Unplanned() bool { return f.Type == UnplannedFault }
+
 // StageNames are the seven stages of Nagaraja et al. Fig. 1, in order.
 var StageNames = []string{"A", "B", "C", "D", "E", "F", "G"}
 
@@ -44,10 +54,20 @@ func pairFaults(events []record.Event) []injection {
 		}
 		in := injection{kind: e.Fault, node: e.Node, inject: e.TS, clear: math.NaN()}
 		for j, c := range events {
-			if used[j] || c.Kind != "fault.clear" || c.TS < e.TS {
+			if used[j] || c.Kind != "fault.clear" {
 				continue
 			}
-			if (e.ID != 0 && c.ID == e.ID) || (e.ID == 0 && c.ID == 0 && c.Fault == e.Fault && c.Node == e.Node) {
+			// A clear with the fault's own ID belongs to it even when stamped
+			// a moment before the injection (a repair of the node finishing
+			// while the fault was being injected: the two clocks were read
+			// in the other order); it clears at the injection. Without IDs,
+			// only a later clear can be the fault's.
+			if e.ID != 0 && c.ID == e.ID {
+				in.clear = math.Max(c.TS, e.TS)
+				used[j] = true
+				break
+			}
+			if e.ID == 0 && c.ID == 0 && c.TS >= e.TS && c.Fault == e.Fault && c.Node == e.Node {
 				in.clear = c.TS
 				used[j] = true
 				break
@@ -74,7 +94,7 @@ type series struct {
 }
 
 // redundancySeriesName is the system metric series the classes read: the
-// number of failures the system can still tolerate (seed 003 Fig. 2).
+// number of failures the system can still tolerate (Brown and Patterson 2000, Fig. 2).
 const redundancySeriesName = "redundancy"
 
 // redundancySeries aligns windows.csv's redundancy column with the n
@@ -261,7 +281,7 @@ func (s *series) repairEnded(action, failStart, failEnd float64) bool {
 	return action >= failStart && action < failEnd+repairSlack*s.w
 }
 
-// classify applies Brown & Patterson's classes as DESIGN §5 words them.
+// classify applies Brown & Patterson's classes as docs/metrics.md words them.
 func (s *series) classify(fc faultCase, r *FaultResult) string {
 	if fc.failFrom < 0 {
 		return "A"
@@ -311,7 +331,7 @@ func (s *series) classify(fc faultCase, r *FaultResult) string {
 }
 
 // classifyRedundancy refines a throughput class with the redundancy curve,
-// as seed 003 Fig. 2 draws both: a system that takes a disk out of service
+// as Brown and Patterson (2000) Fig. 2 draws both: a system that takes a disk out of service
 // and does not rebuild is B, one that rebuilds onto a spare is C — C-1
 // when throughput stayed in the band while redundancy was down, C-2 when
 // it fell below it significantly (two windows or more, or one deeper than

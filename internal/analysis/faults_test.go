@@ -63,7 +63,7 @@ func TestClassify(t *testing.T) {
 }
 
 // TestFailureDuration: a dip long after the fault's last related event is
-// noise, not part of the failure (seed 000 Table 2: app hang 30 s → 35 s).
+// noise, not part of the failure (Broadwell 2004, Table 2: app hang 30 s → 35 s).
 func TestFailureDuration(t *testing.T) {
 	s := seriesOf(60, func(t float64) float64 {
 		return between(t, 60, 95, 40, between(t, 200, 205, 80, 100))
@@ -159,6 +159,19 @@ func TestPairFaults(t *testing.T) {
 	if len(got) != 3 || got[0].clear != 30 || got[1].clear != 20 || !math.IsNaN(got[2].clear) {
 		t.Errorf("pairs %+v", got)
 	}
+	// A repair that finished while the fault was injected, stamped 0.6 ms
+	// before it (seen in a via0 accelerated run): the fault's own clear,
+	// at the injection, not a fault that never clears.
+	ev = []record.Event{
+		{TS: 9.001965, Kind: "fault.inject", Fault: "node-freeze", Node: 1, ID: 4},
+		{TS: 9.001389, Kind: "fault.clear", Fault: "node-freeze", Node: 1, ID: 4},
+		{TS: 9.5, Kind: "fault.clear", Fault: "x", Node: 2},
+		{TS: 10, Kind: "fault.inject", Fault: "x", Node: 2},
+	}
+	got = pairFaults(ev)
+	if len(got) != 2 || got[0].clear != 9.001965 || !math.IsNaN(got[1].clear) {
+		t.Errorf("pairs %+v, want the early clear at the injection, and no earlier clear paired without IDs", got)
+	}
 }
 
 // TestRealRunShape mirrors examples/quickstart: a hang, then a crash the
@@ -237,7 +250,7 @@ func TestRepairOnWindowBoundary(t *testing.T) {
 }
 
 // TestClassifyWithRedundancy: with a redundancy series the classes follow
-// seed 003 Fig. 2, which draws it beside throughput.
+// Brown and Patterson (2000) Fig. 2, which draws it beside throughput.
 func TestClassifyWithRedundancy(t *testing.T) {
 	inj := injection{kind: "disk-read-correctable", node: 1, inject: 60, clear: 240}
 	flat := func(float64) float64 { return 100 }

@@ -40,6 +40,7 @@ type reference struct {
 	q                                  map[float64]float64
 	exceed                             []float64
 	outliers                           float64
+	outliersBoth                       float64 // either side of mean ± 3σ
 	ok, connAbort, connError, timeoutN int
 }
 
@@ -98,6 +99,12 @@ func newReference(reqs []record.Request) reference {
 		}
 	}
 	ref.outliers = float64(c) / float64(n)
+	for _, v := range x {
+		if v < ref.mean-3*ref.sd {
+			c++
+		}
+	}
+	ref.outliersBoth = float64(c) / float64(n)
 	return ref
 }
 
@@ -125,7 +132,7 @@ func TestMetricsAgainstReference(t *testing.T) {
 		}
 		acc.setSigmaLimit()
 		for _, r := range reqs {
-			acc.addOutlier(r.LatencyS)
+			acc.addOutlier(&r)
 		}
 		const ideal, dur = 0.02, 1000.0
 		m, _ := acc.metrics(0, dur, dur, ideal, weights)
@@ -153,6 +160,7 @@ func TestMetricsAgainstReference(t *testing.T) {
 			within(t, "p_exceed "+e.Key, m.PExceed[e.Key], ref.exceed[i], 0)
 		}
 		within(t, "3-sigma fraction", m.Outliers3SigmaFrac, ref.outliers, 0)
+		within(t, "two-sided 3-sigma fraction", m.Outliers3SigmaTwoSidedFrac, ref.outliersBoth, 0)
 		wantDemerits := 2*float64(ref.connAbort) + float64(ref.connError) + 8*float64(ref.timeoutN) + math.Max(0, ref.mean-ideal)
 		within(t, "demerits", m.Demerits, wantDemerits, 1e-9)
 	}

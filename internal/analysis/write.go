@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/faultbench/faultbench/internal/provenance"
 	"github.com/faultbench/faultbench/internal/record"
 )
 
@@ -18,6 +19,13 @@ func Write(dir string, s *Summary) error {
 	}
 	tmp, err := os.CreateTemp(dir, ".summary-*.json")
 	if err != nil {
+		return err
+	}
+	// os.CreateTemp makes the file 0600 (private temporary files): give
+	// summary.json the mode of every other results file.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
 		return err
 	}
 	if _, err := tmp.Write(b); err != nil {
@@ -51,9 +59,27 @@ func Read(dir string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	s, err := Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, record.SummaryFile), err)
+	}
+	return s, nil
+}
+
+// Decode parses summary.json of any schema and fills in what an older
+// schema left out but can be derived: schema_version (1 when absent) and
+// run.phases (from phase_order). Keys a schema did not have stay empty:
+// provenance and definitions are null for schema 1.
+func Decode(b []byte) (*Summary, error) {
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, record.SummaryFile), err)
+		return nil, err
+	}
+	if s.SchemaVersion == 0 {
+		s.SchemaVersion = provenance.LegacySchemaVersion
+	}
+	if s.Run.Phases == nil && s.PhaseOrder != nil {
+		s.Run.Phases = append([]string(nil), s.PhaseOrder...)
 	}
 	return &s, nil
 }

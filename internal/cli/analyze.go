@@ -4,28 +4,57 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/faultbench/faultbench/internal/analysis"
+	"github.com/faultbench/faultbench/internal/sweep"
 )
 
 func init() { register(newAnalyzeCmd) }
 
 func newAnalyzeCmd() *cobra.Command {
-	var baseline string
+	var baseline, baselineWindow, judge string
 	var asJSON bool
+	var knob knobFlags
 	cmd := &cobra.Command{
 		Use:   "analyze DIR",
 		Short: "(Re)compute DIR/summary.json: every metric, the baseline band, deviations, fault classes and stages",
-		Long: `analyze reads a results directory (requests.parquet or requests.csv, and
+		Long: `analyze reads a results directory (requests.parquet, the segments
+requests/part-*.parquet a killed run leaves, or requests.csv; and
 events.jsonl, windows.csv and scenario.yaml when present) and writes
-DIR/summary.json. Exit status 3 means a threshold of the scenario was missed.`,
+DIR/summary.json, with "complete": false and the reason when the run was
+cut short. Exit status 3 means a threshold of the scenario was missed.
+
+The baseline band (and punctuality's ideal latency) comes from the
+scenario's baseline phase; --baseline DIR takes it from a fault-free run
+instead, and --baseline-window START:END from a fault-free stretch of this
+record (seconds, or durations such as 10s:60s). A bare requests.csv has no
+phases: without either flag its whole record is its own baseline, which
+analyze says, since punctuality near 1 then means nothing.
+
+An open-loop run's windows are judged by goodput: ok/offered in the window
+× the baseline's offered rate, so a Poisson window that was simply offered
+fewer requests is not a deviation. --judge throughput gives the figure of
+schema 2 and before (ok/s), which closed-loop runs keep by default.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
-			opts := analysis.Options{BaselineDir: baseline, Complete: true}
+			if sweep.IsSweepDir(dir) {
+				return analyzeSweep(cmd, dir, asJSON, knob)
+			}
+			opts := analysis.Options{BaselineDir: baseline, Complete: true, Judge: judge}
+			if baselineWindow != "" {
+				span, err := parseSpan(baselineWindow)
+				if err != nil {
+					return BadInput(fmt.Errorf("--baseline-window: %w", err))
+				}
+				opts.BaselineWindow = &span
+			}
 			if prev, err := analysis.Read(dir); err == nil {
 				opts.Complete = prev.Complete // re-analysis keeps what the run recorded
 			}
@@ -55,8 +84,39 @@ DIR/summary.json. Exit status 3 means a threshold of the scenario was missed.`,
 		},
 	}
 	cmd.Flags().StringVar(&baseline, "baseline", "", "fault-free results `DIR` whose windows form the baseline band")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print summary.json to stdout")
+	cmd.Flags().StringVar(&baselineWindow, "baseline-window", "", "fault-free stretch `START:END` of this record (seconds or durations, e.g. 0:60 or 10s:1m) whose windows form the baseline band")
+	cmd.Flags().StringVar(&judge, "judge", "", "how a window is held against the band: `throughput` (ok/s; closed-loop users, and every summary before schema 3) or goodput (ok/offered × the baseline's offered rate); default goodput for open-loop workloads")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print summary.json to stdout (sweep.json for a sweep directory)")
+	knob.add(cmd)
 	return cmd
+}
+
+// parseSpan reads START:END, each a number of seconds or a Go duration.
+func parseSpan(s string) (analysis.Span, error) {
+	a, b, ok := strings.Cut(s, ":")
+	if !ok {
+		return analysis.Span{}, fmt.Errorf("%q: want START:END, e.g. 0:60 or 10s:1m", s)
+	}
+	secs := func(v string) (float64, error) {
+		v = strings.TrimSpace(v)
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			return f, nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return 0, fmt.Errorf("%q in %q is neither seconds nor a duration such as 90s", v, s)
+		}
+		return d.Seconds(), nil
+	}
+	var span analysis.Span
+	var err error
+	if span.StartS, err = secs(a); err != nil {
+		return span, err
+	}
+	if span.EndS, err = secs(b); err != nil {
+		return span, err
+	}
+	return span, span.Validate()
 }
 
 // printAnalysis prints a short table: one row per period, then the faults.
@@ -83,15 +143,33 @@ func printAnalysis(w io.Writer, s *analysis.Summary) {
 	}
 	row("overall", &s.Overall)
 	tw.Flush()
+	printGeneratorTable(w, s)
 	if b := s.Baseline; b != nil {
-		fmt.Fprintf(w, "baseline (%s, %d windows): %.1f ± %.1f ok/s, band [%.1f, %.1f]; %d deviation(s)\n",
-			b.Source, b.Windows, b.Mean, b.Stddev, b.Low, b.High, len(s.Deviations))
+		judged := ""
+		if b.Judge == analysis.JudgeGoodput {
+			judged = fmt.Sprintf(" (goodput × %.1f offered/s)", float64(b.OfferedPerS))
+		}
+		fmt.Fprintf(w, "baseline (%s, %d windows): %.1f ± %.1f ok/s%s, band [%.1f, %.1f]; %d deviation(s)\n",
+			b.Source, b.Windows, b.Mean, b.Stddev, judged, b.Low, b.High, len(s.Deviations))
 	} else {
 		fmt.Fprintln(w, "baseline: none (fewer than two fault-free windows): no band, deviations or classes")
 	}
 	for _, f := range s.Faults {
 		fmt.Fprintf(w, "fault %s on node %d at %.1fs: fault %s, failure %s, class %s\n", f.Type, f.Node, f.InjectS,
 			fmtSeconds(float64(f.FaultDurationS)), fmtSeconds(float64(f.FailureDurationS)), f.Class)
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	if p := s.Provenance; p != nil {
+		commit := p.Commit
+		if commit == "" {
+			commit = "commit unknown"
+		}
+		fmt.Fprintf(w, "made by faultbench %s (%s), schema %d, run %s, started %s on %s\n",
+			p.FaultbenchVersion, commit, p.SchemaVersion, p.RunID, p.StartedUTC, p.Host)
+	} else {
+		fmt.Fprintln(w, "provenance: none recorded (results of schema 1, or from another tool)")
 	}
 	for _, t := range s.Thresholds {
 		status := "ok"

@@ -4,29 +4,26 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
-	"strings"
 
 	"github.com/faultbench/faultbench/internal/analysis"
 	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/operator"
+	"github.com/faultbench/faultbench/internal/runner"
 	"github.com/faultbench/faultbench/internal/scenario"
 	"github.com/faultbench/faultbench/internal/testbed"
+	"github.com/faultbench/faultbench/internal/workload"
 )
 
 // checkScenario runs the validation that needs other packages' knowledge:
-// thresholds that analysis can evaluate, and (once wired) faults the system
-// and backend can inject. Errors name the file, line and key.
-func checkScenario(sc *scenario.Scenario) error {
+// the backend, the system and the faults' levers (testbed.Check),
+// thresholds that analysis can evaluate, fault targets and timing. Errors name the file, line and key.
+// Notes are the backend's lines for the user (an attached container's
+// restart policy).
+func checkScenario(sc *scenario.Scenario) (notes []string, err error) {
 	var errs []error
-	if sc.Cluster.Backend != "local" {
-		errs = append(errs, sc.Errorf([]any{"cluster", "backend"}, "backend %s is not available yet: use local (every node a process on its own 127.0.0.x address)", sc.Cluster.Backend))
-	}
-	if !runnableSystems[sc.Cluster.System] {
-		errs = append(errs, sc.Errorf([]any{"cluster", "system"}, "system %s cannot be run by `faultbench run` yet (runnable: %s); its nodes can be started alone with `faultbench node`", sc.Cluster.System, strings.Join(slices.Sorted(maps.Keys(runnableSystems)), ", ")))
-	}
-	if err := testbed.CheckSystem(sc); err != nil {
+	// The backend and the system exist, the system's own check, and every
+	// fault's levers: the registries' answers.
+	if notes, err = testbed.CheckNotes(sc); err != nil {
 		errs = append(errs, err)
 	}
 	for i, t := range sc.Thresholds {
@@ -39,25 +36,32 @@ func checkScenario(sc *scenario.Scenario) error {
 		for _, e := range unjoin(err) {
 			var fe *fault.FieldError
 			if errors.As(e, &fe) {
-				path := []any{"faults", fe.Index}
-				if fe.Key != "" {
-					path = append(path, fe.Key)
-				}
-				fes = append(fes, sc.Errorf(path, "%v", fe.Err))
+				fes = append(fes, sc.Errorf(fe.Path(), "%v", fe.Err))
 				continue
 			}
 			fes = append(fes, e)
 		}
 		errs = append(errs, fes...)
 	}
+	for i, f := range sc.Faults {
+		if f.Type != "load-spike" {
+			continue
+		}
+		if key, err := workload.CheckSpike(sc.Workload.Model, sc.Workload.Arrivals, f.Params); err != nil {
+			errs = append(errs, sc.Errorf([]any{"faults", i, "params", key}, "%v", err))
+		}
+	}
+	if err := runner.CheckRequests(sc); err != nil {
+		errs = append(errs, err)
+	}
+	if err := runner.CheckPlacement(sc); err != nil {
+		errs = append(errs, err)
+	}
 	if _, err := operator.FromScenario(sc.Operator, sc.Cluster.Boot.Duration); err != nil {
 		errs = append(errs, sc.Errorf([]any{"operator"}, "%v", err))
 	}
-	return errors.Join(errs...)
+	return notes, errors.Join(errs...)
 }
-
-// runnableSystems are the cluster.system values the runner can carry out.
-var runnableSystems = map[string]bool{"static": true, "command": true, "press": true, "ssm": true, "raid": true}
 
 // unjoin splits an errors.Join result into its parts.
 func unjoin(err error) []error {

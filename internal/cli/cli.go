@@ -1,4 +1,4 @@
-// Package cli is faultbench's command line (DESIGN §2): one file per
+// Package cli is faultbench's command line (docs/cli.md): one file per
 // subcommand, each turning flags into a config and calling one package.
 package cli
 
@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes of DESIGN §2.
+// Exit codes of docs/cli.md.
 const (
 	ExitOK        = 0
 	ExitFailed    = 1 // the run or analysis failed
@@ -65,8 +65,12 @@ func ExitCode(err error) int {
 // stderr and returns it; ExitCode gives the status to exit with.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root := newRoot(stdout, stderr)
+	profiles := addProfileFlags(root)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if perr := profiles.stop(); perr != nil {
+		err = errors.Join(err, perr)
+	}
 	if err == nil {
 		return nil
 	}

@@ -18,7 +18,10 @@ func newExportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export DIR --csv [-o FILE]",
 		Short: "Write a run's per-request records as CSV (header row)",
-		Args:  cobra.ExactArgs(1),
+		Long: `export writes every request of DIR as CSV: from requests.parquet, or from
+the segments requests/part-*.parquet of a run that was killed (every
+request up to the last sealed segment), or from requests.csv.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !asCSV {
 				return BadInput(errors.New("export needs a format: --csv"))

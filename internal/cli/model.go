@@ -22,7 +22,7 @@ func newModelCmd() *cobra.Command {
 		Short: "Model what a year of faults costs: performability, sweeps, cross-overs, Markov chains",
 	}
 	cmd.AddCommand(newModelPerformabilityCmd(), newModelCTMCCmd(), newModelSweepCmd(), newModelCrossoverCmd(),
-		newModelKofNCmd(), newModelRAID5Cmd(), newModelSessionLossCmd())
+		newModelKofNCmd(), newModelRAID5Cmd(), newModelSessionLossCmd(), newModelFromRunsCmd(), newModelValidateCmd())
 	return cmd
 }
 
@@ -31,7 +31,7 @@ func newModelPerformabilityCmd() *cobra.Command {
 	var emitChain string
 	cmd := &cobra.Command{
 		Use:   "performability FAULTLOAD.yaml",
-		Short: "Average throughput, availability and performability under a fault load (seed 001 phase 2)",
+		Short: "Average throughput, availability and performability under a fault load (Nagaraja et al. 2002, phase 2)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl, err := model.LoadFaultLoad(args[0])

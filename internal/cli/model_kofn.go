@@ -27,14 +27,33 @@ func newModelKofNCmd() *cobra.Command {
 	var shared, asJSON bool
 	var unit, emitPath string
 	var unitReward float64
+	var recoveryFrom []string
+	var mttfGrid []time.Duration
 	cmd := &cobra.Command{
-		Use:   "kofn --n N --k K --mttf D --mttr D [--shared-repair]",
-		Short: "MTTF and availability of n units of which k must be up (seed 002's replicas, RAID)",
+		Use:   "kofn --n N --k K --mttf D --mttr D [--shared-repair] | kofn --mttf D --recovery-from RUNDIR...",
+		Short: "MTTF and availability of n units of which k must be up (Dumitras and Narasimhan's (2005) replicas, RAID)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			u, ok := timeUnits[unit]
 			if !ok {
 				return BadInput(fmt.Errorf("--unit must be s, m or h, got %q", unit))
+			}
+			if len(recoveryFrom) > 0 {
+				if cmd.Flags().Changed("mttr") || cmd.Flags().Changed("n") || cmd.Flags().Changed("k") || shared {
+					return BadInput(fmt.Errorf("--recovery-from measures the MTTR of 3 replicas (k=1, one restart per replica): drop --mttr, --n, --k and --shared-repair"))
+				}
+				mttfs := []float64{float64(mttf) / float64(u)}
+				for _, d := range mttfGrid {
+					if d <= 0 {
+						return BadInput(fmt.Errorf("--mttf-grid: %v is not a positive duration", d))
+					}
+					mttfs = append(mttfs, float64(d)/float64(u))
+				}
+				st, err := studyRecovery(recoveryFrom, mttfs, unit, float64(u)/float64(time.Second))
+				if err != nil {
+					return err
+				}
+				return emit(cmd.OutOrStdout(), asJSON, st)
 			}
 			m := model.KofN{N: n, K: k, MTTF: float64(mttf) / float64(u), MTTR: float64(mttr) / float64(u),
 				SharedRepair: shared, UnitReward: unitReward}
@@ -50,6 +69,8 @@ func newModelKofNCmd() *cobra.Command {
 	cmd.Flags().StringVar(&unit, "unit", "h", "time unit of the chain's rates and of the printed MTTF: s, m or h")
 	cmd.Flags().StringVar(&emitPath, "emit", "", "also write the generated chain (repairable form) as MODEL.yaml to this file")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringSliceVar(&recoveryFrom, "recovery-from", nil, "run directories with replica restarts: measure the recovery time (restart → first request served) per client count and use its mean as the MTTR of 3 restarted replicas (Dumitras and Narasimhan 2005, Fig. 4)")
+	cmd.Flags().DurationSliceVar(&mttfGrid, "mttf-grid", nil, "with --recovery-from, more per-replica MTTFs to tabulate beside --mttf (Fig. 4(b) over fault rates)")
 	_ = cmd.MarkFlagRequired("mttf")
 	return cmd
 }
@@ -62,7 +83,7 @@ func newModelRAID5Cmd() *cobra.Command {
 	var unit, emitPath string
 	cmd := &cobra.Command{
 		Use:   "raid5 --disks N --mttf D --mttr D [--normal IOPS --degraded IOPS]",
-		Short: "Seed 000 Fig. 2: RAID-5 Markov reward model (mean time to data loss, performability)",
+		Short: "Broadwell (2004) Fig. 2: RAID-5 Markov reward model (mean time to data loss, performability)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			u, ok := timeUnits[unit]

@@ -16,7 +16,7 @@ func newModelSessionLossCmd() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "session-loss --wq N (--rho X | --nines K)",
-		Short: "Seed 004 §3.7: probability that a session-state object loses all WQ copies before its next write",
+		Short: "Ling, Kiciman and Fox (2004) §3.7: probability that a session-state object loses all WQ copies before its next write",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rhoSet, ninesSet := cmd.Flags().Changed("rho"), cmd.Flags().Changed("nines")
@@ -34,7 +34,7 @@ func newModelSessionLossCmd() *cobra.Command {
 				return modelErr(err)
 			}
 			if out != "" {
-				figRho := 10.0 // seed 004 Fig. 5's ratio, unless --rho says otherwise
+				figRho := 10.0 // Ling, Kiciman and Fox (2004) Fig. 5's ratio, unless --rho says otherwise
 				if rhoSet {
 					figRho = rho
 				}
@@ -51,6 +51,6 @@ func newModelSessionLossCmd() *cobra.Command {
 	cmd.Flags().Float64Var(&rho, "rho", 0, "brick MTTF divided by the mean time between writes of an object")
 	cmd.Flags().Float64Var(&nines, "nines", 0, "find the smallest rho whose p_noloss has this many nines")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "write seed 004 Fig. 4 and 5 for this WQ (and ρ, default 10) to FILE.svg and FILE.png")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write Ling, Kiciman and Fox (2004) Fig. 4 and 5 for this WQ (and ρ, default 10) to FILE.svg and FILE.png")
 	return cmd
 }

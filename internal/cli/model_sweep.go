@@ -28,7 +28,7 @@ func newModelSweepCmd() *cobra.Command {
 	var steps int
 	cmd := &cobra.Command{
 		Use:   "sweep FAULTLOAD.yaml [FAULTLOAD.yaml ...] --scale NAME=FROM..TO",
-		Short: "Phase 2 over a range of one fault's (or group's) rate, with a figure like seed 001 Fig. 6",
+		Short: "Phase 2 over a range of one fault's (or group's) rate, with a figure like Nagaraja et al. (2002) Fig. 6",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, span, ok := strings.Cut(scale, "=")
@@ -58,7 +58,7 @@ func newModelSweepCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&scale, "scale", "", "NAME=FROM..TO: the fault or group to sweep and its rate range (1/day, 2/week, 1/month or a mean time like 720h)")
-	cmd.Flags().IntVar(&steps, "steps", 2, "number of rates, log-spaced, ends included (seed 001 Fig. 6 uses 2: 1/day and 1/month)")
+	cmd.Flags().IntVar(&steps, "steps", 2, "number of rates, log-spaced, ends included (Nagaraja et al. 2002, Fig. 6 uses 2: 1/day and 1/month)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the figure to FILE.svg and FILE.png")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (keys are a stable contract)")
 	_ = cmd.MarkFlagRequired("scale")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/faultbench/faultbench/internal/node"
 	// Each import registers its node kinds.
+	_ "github.com/faultbench/faultbench/internal/node/lb"       // lb
 	_ "github.com/faultbench/faultbench/internal/node/static"   // static
 	_ "github.com/faultbench/faultbench/internal/systems/press" // press
 	_ "github.com/faultbench/faultbench/internal/systems/raid"  // raid

@@ -3,11 +3,13 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/faultbench/faultbench/internal/analysis"
 	"github.com/faultbench/faultbench/internal/record"
@@ -60,20 +62,48 @@ func TestPressNodeBadConfig(t *testing.T) {
 	}
 }
 
-// pressTestPort keeps the end-to-end runs off the default 8080, where a
-// user's own press run may be listening.
-const pressTestPort = 28080
+// pressTestPort picks the press nodes' base port for one end-to-end run:
+// off the default 8080, where a user's own press run may be listening, and
+// free on every node address at the three offsets press uses (clients,
+// peers, control), so that two copies of this suite on one machine do not
+// collide as they did on a fixed port.
+func pressTestPort(t *testing.T) int {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), uint64(time.Now().UnixNano())))
+	for try := 0; try < 50; try++ {
+		port := 20000 + rng.IntN(7000)
+		if pressPortFree(port) {
+			return port
+		}
+	}
+	t.Fatal("no free press base port in 20000-27000 after 50 tries")
+	return 0
+}
 
-// runPressExample runs examples/NAME.yaml at a time scale and 200 req/s on pressTestPort
-// and returns its summary and directory, checking that no node process and
-// no port is left behind.
+func pressPortFree(port int) bool {
+	for i := 1; i <= 4; i++ {
+		for _, off := range []int{0, 1000, 2000} {
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.%d:%d", 10+i, port+off))
+			if err != nil {
+				return false
+			}
+			ln.Close()
+		}
+	}
+	return true
+}
+
+// runPressExample runs examples/NAME.yaml at a time scale and 200 req/s on a
+// free base port and returns its summary and directory, checking that no
+// node process and no port is left behind.
 func runPressExample(t *testing.T, name string, scale float64) (*analysis.Summary, string) {
 	t.Helper()
+	port := pressTestPort(t)
 	body, err := os.ReadFile(filepath.Join("../../examples", name+".yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Replace(string(body), "\n  nodes: 4", fmt.Sprintf("\n  nodes: 4\n  port: %d", pressTestPort), 1)
+	text := strings.Replace(string(body), "\n  nodes: 4", fmt.Sprintf("\n  nodes: 4\n  port: %d", port), 1)
 	// A quarter of the examples' rate: the nodes are this test binary,
 	// which under -race cannot serve 800 req/s on a shared 2-core machine;
 	// the assertions are ratios, so the rate does not change them.
@@ -99,13 +129,13 @@ func runPressExample(t *testing.T, name string, scale float64) (*analysis.Summar
 		t.Errorf("the control token appears in the results: %s", tok)
 	}
 	// Nothing left behind: no node process, every node port free.
-	marker := fmt.Sprintf("127.0.0.11:%d", pressTestPort)
+	marker := fmt.Sprintf("127.0.0.11:%d", port)
 	if pids := processesWith(marker); len(pids) > 0 {
 		t.Errorf("node processes left behind: %v", pids)
 	}
 	for i := 1; i <= 4; i++ {
 		for _, off := range []int{0, 1000, 2000} {
-			addr := fmt.Sprintf("127.0.0.%d:%d", 10+i, pressTestPort+off)
+			addr := fmt.Sprintf("127.0.0.%d:%d", 10+i, port+off)
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				t.Errorf("port left in use after the run: %v", err)
@@ -152,7 +182,7 @@ func phaseYield(t *testing.T, sum *analysis.Summary, phase string) float64 {
 
 // HA-PRESS loses one server of four: the others reconfigure and serve, so
 // about 3/4 of the requests succeed until the operator's restart, after
-// which the node rejoins and all succeed again (seed 000 Fig. 10).
+// which the node rejoins and all succeed again (Broadwell 2004, Fig. 10).
 func TestPressHAAppCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end run; skipped with -short")
@@ -175,7 +205,7 @@ func TestPressHAAppCrash(t *testing.T) {
 
 // A hang of one Perf-PRESS server stalls every server that waits on it:
 // the whole cluster's throughput falls to about zero for the hang and
-// returns once it ends (seed 000 Fig. 13).
+// returns once it ends (Broadwell 2004, Fig. 13).
 func TestPressPerfAppHang(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end run; skipped with -short")

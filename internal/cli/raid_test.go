@@ -38,7 +38,7 @@ faults:
 	for _, want := range []string{
 		`s.yaml:5: cluster.options.control_token: option control_token is set by faultbench`,
 		`s.yaml:10: faults[0].disk: disk-read-uncorrectable: disk 9 does not exist: the array has bays 1 to 5`,
-		`s.yaml:11: faults[1].params.reinsert: replace-disk: params.reinsert "perhaps"`,
+		`s.yaml:11: faults[1].params.reinsert: replace-disk: "perhaps": want true or false`,
 	} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
@@ -62,7 +62,7 @@ faults:
 // raidTestPort keeps the end-to-end run off the default ports.
 const raidTestPort = "28290"
 
-// Seed 003's microbenchmark end to end: a sticky uncorrectable read error on
+// Brown and Patterson's (2000) microbenchmark end to end: a sticky uncorrectable read error on
 // disk 2 of a paranoid array, which takes the disk out, runs degraded and
 // rebuilds onto the spare at a slow rate. The run's timeline has the
 // injection and its clear and the array's own events; redundancy is a

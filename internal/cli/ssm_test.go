@@ -59,6 +59,41 @@ faults: [{type: bitflip, node: 1, at: 1s, duration: 1s}]
 	if code != ExitBadInput || !strings.Contains(stderr, "cluster.options.wq: wq 2 needs at least 2 bricks; the cluster has 1") {
 		t.Errorf("exit %d, stderr %s; want too few bricks for wq", code, stderr)
 	}
+	// The passive style: wq and r do not apply, and a style is one of two.
+	p = writeScenario(t, `cluster:
+  system: ssm
+  nodes: 4
+  options: {style: passive, wq: "2", r: "1", w: "3", replicas: "127.0.0.1:1", pinpoint: "on"}
+workload: {driver: ssm, rate: 10}
+phases: [{name: warmup, duration: 10s}]
+`)
+	_, stderr, code = run(t, "validate", p)
+	for _, want := range []string{
+		`s.yaml:4: cluster.options.wq: wq "2" does not apply to style passive`,
+		`s.yaml:4: cluster.options.replicas: option replicas is set by faultbench`,
+		`s.yaml:4: cluster.options.pinpoint: pinpoint compares every brick's reads and writes`,
+	} {
+		if code != ExitBadInput || !strings.Contains(stderr, want) {
+			t.Errorf("exit %d, stderr lacks %q:\n%s", code, want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "cluster.options.r:") {
+		t.Errorf("r: \"1\" refused for style passive:\n%s", stderr)
+	}
+	p = writeScenario(t, `cluster: {system: ssm, nodes: 4, options: {style: warm}}
+workload: {driver: ssm, rate: 10}
+phases: [{name: warmup, duration: 10s}]
+`)
+	if _, stderr, code = run(t, "validate", p); code != ExitBadInput || !strings.Contains(stderr, `s.yaml:1: cluster.options.style: style "warm": want active`) {
+		t.Errorf("exit %d, stderr %s; want style warm refused", code, stderr)
+	}
+	p = writeScenario(t, `cluster: {system: ssm, nodes: 4, options: {style: passive, w: "2", backup_interval: 5ms}}
+workload: {driver: ssm, rate: 10}
+phases: [{name: warmup, duration: 10s}]
+`)
+	if _, stderr, code = run(t, "validate", p); code != ExitOK {
+		t.Errorf("a passive scenario: exit %d, stderr %s", code, stderr)
+	}
 	p = writeScenario(t, `cluster: {system: ssm, nodes: 3, options: {aimd: perhaps}}
 workload: {driver: ssm, rate: 10}
 phases: [{name: warmup, duration: 10s}]

@@ -12,10 +12,16 @@ import (
 // File is the name of the steps file in a results directory.
 const File = "knee.csv"
 
-// header is knee.csv's header row (docs/scenario.md). The last two columns
-// repeat the bounds a step was judged by, so the file stands alone.
+// header is knee.csv's header row (docs/scenario.md). Columns 11 and 12
+// repeat the bounds a step was judged by, so the file stands alone; the
+// last two, the generator's refusals and whether the step was a valid
+// measurement of the service, came later (a file without them is read
+// with none refused).
 var header = []string{"step", "stage", "rate_per_s", "attempts", "ok", "goodput", "latency_p50_s", "latency_p99_s", "pass", "why",
-	"goodput_min", "latency_p99_max_s"}
+	"goodput_min", "latency_p99_max_s", "gen_refused", "valid"}
+
+// oldColumns is the width of knee.csv before gen_refused and valid.
+const oldColumns = 12
 
 // WriteCSV writes steps, judged by cfg's bounds, as knee.csv.
 func WriteCSV(w io.Writer, cfg Config, steps []Step) error {
@@ -32,7 +38,7 @@ func WriteCSV(w io.Writer, cfg Config, steps []Step) error {
 	for _, s := range steps {
 		row := []string{strconv.Itoa(s.N), s.Stage, f(s.Rate), strconv.Itoa(s.Attempts), strconv.Itoa(s.OK),
 			f(s.Goodput), f(s.P50.Seconds()), f(s.P99.Seconds()), strconv.FormatBool(s.Pass), s.Why,
-			f(cfg.Goodput), f(cfg.P99.Seconds())}
+			f(cfg.Goodput), f(cfg.P99.Seconds()), strconv.Itoa(s.Refused), strconv.FormatBool(!s.Invalid)}
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -46,7 +52,7 @@ func WriteCSV(w io.Writer, cfg Config, steps []Step) error {
 func ReadCSV(r io.Reader, name string) ([]Step, Config, error) {
 	var cfg Config
 	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = len(header)
+	cr.FieldsPerRecord = -1
 	rows, err := cr.ReadAll()
 	if err != nil {
 		return nil, cfg, fmt.Errorf("%s: %w", name, err)
@@ -55,9 +61,16 @@ func ReadCSV(r io.Reader, name string) ([]Step, Config, error) {
 		return nil, cfg, fmt.Errorf("%s: no header row %q", name, header)
 	}
 	var steps []Step
+	width := len(rows[0])
+	if width != len(header) && width != oldColumns {
+		return nil, cfg, fmt.Errorf("%s:1: %d columns, want %d (or %d from before gen_refused)", name, width, len(header), oldColumns)
+	}
 	for i, row := range rows[1:] {
+		if len(row) != width {
+			return nil, cfg, fmt.Errorf("%s:%d: %d columns, want %d as in the header", name, i+2, len(row), width)
+		}
 		var s Step
-		var errs [10]error
+		var errs [12]error
 		s.N, errs[0] = strconv.Atoi(row[0])
 		s.Stage = row[1]
 		s.Rate, errs[1] = strconv.ParseFloat(row[2], 64)
@@ -74,6 +87,12 @@ func ReadCSV(r io.Reader, name string) ([]Step, Config, error) {
 		cfg.Goodput, errs[8] = strconv.ParseFloat(row[10], 64)
 		p99Max, errs[9] = strconv.ParseFloat(row[11], 64)
 		cfg.P99 = secs(p99Max)
+		if width == len(header) {
+			var valid bool
+			s.Refused, errs[10] = strconv.Atoi(row[12])
+			valid, errs[11] = strconv.ParseBool(row[13])
+			s.Invalid = !valid
+		}
 		for _, e := range errs {
 			if e != nil {
 				return nil, cfg, fmt.Errorf("%s:%d: %w", name, i+2, e)
@@ -108,6 +127,8 @@ func (r Result) Summary(cfg Config) string {
 	switch {
 	case r.Unsaturated:
 		where = fmt.Sprintf("not saturated at max %g/s", cfg.Max)
+	case r.GenLimit > 0 && r.GenLimit <= r.Above:
+		where = fmt.Sprintf("the generator could not offer %.4g/s: the knee is the generator's, the service may hold more", r.GenLimit)
 	case math.IsInf(r.Above, 1):
 		where = "no step failed yet"
 	}
@@ -127,7 +148,10 @@ func (r Result) stepList() string {
 			b = append(b, ' ')
 		}
 		verdict := "ok"
-		if !s.Pass {
+		switch {
+		case s.Invalid:
+			verdict = "invalid"
+		case !s.Pass:
 			verdict = "fail"
 		}
 		b = fmt.Appendf(b, "%.4g:%s", s.Rate, verdict)

@@ -1,6 +1,6 @@
 // Package knee finds the rate at which a system saturates, so that an
 // availability benchmark can drive it just below that point (Brown &
-// Patterson, seed 003 §3.3: "increasing the number of active connections
+// Patterson (2000) §3.3: "increasing the number of active connections
 // per second until a knee was observed in the performance curve, then
 // backing off the load").
 //

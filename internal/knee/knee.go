@@ -112,11 +112,17 @@ func (cfg Config) ramp() []float64 {
 }
 
 // Measure is what a probe observed while offering one rate: every attempt
-// scheduled during the step, with its outcome settled.
+// the generator sent during the step, with its outcome settled, and apart
+// from them the arrivals the generator itself refused.
 type Measure struct {
 	Attempts int
 	OK       int
 	P50, P99 time.Duration // over every attempt, whatever its outcome
+	// Refused counts the step's arrivals the generator did not send (its
+	// max_in_flight, no free user or connection). They are not in
+	// Attempts: they say nothing of the service, and a step with any is
+	// not a measurement of it (Step.Invalid).
+	Refused int
 }
 
 // Probe offers rate attempts per second, open loop, for d and returns what
@@ -143,6 +149,11 @@ type Step struct {
 	Measure
 	Goodput float64 // OK / Attempts; NaN without attempts
 	Pass    bool
+	// Invalid is true when the generator refused some of the step's
+	// arrivals: the step measured the generator's limit, not the service's,
+	// so it does not pass (the rate was not offered), but it is no evidence
+	// that the service saturated either (Result.GenLimit).
+	Invalid bool
 	Why     string // what failed ("goodput 0.93 < 0.99", "p99 1.2s > 1s"), "" when passed
 }
 
@@ -160,6 +171,11 @@ type Result struct {
 	Unsaturated bool
 	// Above is the lowest failing rate above the knee (+Inf when none).
 	Above float64
+	// GenLimit is the lowest rate the generator itself could not offer
+	// (its steps were invalid twice, Step.Invalid); 0 when it offered
+	// every rate. When GenLimit equals Above, the knee found is the
+	// generator's, not the service's: the service may hold more.
+	GenLimit float64
 }
 
 // judge decides whether a step passed.
@@ -169,7 +185,11 @@ func (cfg Config) judge(s *Step) {
 		s.Goodput = float64(s.OK) / float64(s.Attempts)
 	}
 	var why []string
+	s.Invalid = s.Refused > 0
 	switch {
+	case s.Invalid:
+		why = append(why, fmt.Sprintf("invalid: the generator refused %d of %d arrivals (raise max_in_flight, clients or max_conns)",
+			s.Refused, s.Refused+s.Attempts))
 	case s.Attempts == 0:
 		why = append(why, "no attempts (step_time × rate below 1)")
 	case s.Goodput < cfg.Goodput:
@@ -203,12 +223,16 @@ func Search(ctx context.Context, cfg Config, probe Probe) (Result, error) {
 		res.Steps = append(res.Steps, s)
 		return s.Pass, nil
 	}
+	lastInvalid := func() bool { return len(res.Steps) > 0 && res.Steps[len(res.Steps)-1].Invalid }
 	// judged judges a rate of the ramp or the bisection. On a shared machine
 	// one step can fail by bad luck (another job took the cores for a
 	// moment), and a failure ends the ramp or moves the bisection down for
 	// good, so a failing rate is offered once more and fails only if it
 	// fails again. A rate that passes once passes: the confirmation step
-	// checks the run's rate after the search.
+	// checks the run's rate after the search. A step the generator could
+	// not offer in full (Step.Invalid) is retried the same way; invalid
+	// again, the rate is out of the search's reach: it bounds the knee
+	// from above like a failure, and GenLimit says it was the generator's.
 	judged := func(stage string, rate float64) (bool, error) {
 		pass, err := step(stage, rate)
 		if err == nil && !pass {
@@ -221,6 +245,9 @@ func Search(ctx context.Context, cfg Config, probe Probe) (Result, error) {
 			res.Knee = math.Max(res.Knee, rate)
 		} else {
 			res.Above = math.Min(res.Above, rate)
+			if lastInvalid() && (res.GenLimit == 0 || rate < res.GenLimit) {
+				res.GenLimit = rate
+			}
 		}
 		return pass, nil
 	}
@@ -283,7 +310,15 @@ func (r Result) finish(cfg Config) Result {
 type Tally struct {
 	mu       sync.Mutex
 	ok       int
+	refused  int
 	latencyS []float64
+}
+
+// Refuse counts one arrival the generator itself did not send.
+func (t *Tally) Refuse() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.refused++
 }
 
 // Add counts one attempt.
@@ -300,7 +335,7 @@ func (t *Tally) Add(ok bool, latency time.Duration) {
 func (t *Tally) Measure() Measure {
 	t.mu.Lock()
 	lat := append([]float64(nil), t.latencyS...)
-	m := Measure{Attempts: len(lat), OK: t.ok}
+	m := Measure{Attempts: len(lat), OK: t.ok, Refused: t.refused}
 	t.mu.Unlock()
 	sort.Float64s(lat)
 	m.P50, m.P99 = quantile(lat, 0.50), quantile(lat, 0.99)

@@ -324,7 +324,8 @@ func TestCSVRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Steps = append(res.Steps, Step{N: len(res.Steps) + 1, Stage: "ramp", Rate: 1, Goodput: math.NaN(), Why: "no attempts, \"quoted\""})
+	res.Steps = append(res.Steps, Step{N: len(res.Steps) + 1, Stage: "ramp", Rate: 1, Goodput: math.NaN(), Why: "no attempts, \"quoted\""},
+		Step{N: len(res.Steps) + 2, Stage: "retry", Rate: 9, Measure: Measure{Attempts: 40, OK: 40, Refused: 5}, Goodput: 1, Invalid: true, Why: "invalid"})
 	var buf bytes.Buffer
 	if err := WriteCSV(&buf, Default, res.Steps); err != nil {
 		t.Fatal(err)
@@ -345,9 +346,16 @@ func TestCSVRoundTrip(t *testing.T) {
 			return a == b || math.Abs(a-b) <= 1e-5*math.Abs(a) || (math.IsNaN(a) && math.IsNaN(b))
 		}
 		if g.N != s.N || g.Stage != s.Stage || !close(g.Rate, s.Rate) || g.Attempts != s.Attempts || g.OK != s.OK ||
-			!close(g.Goodput, s.Goodput) || !close(g.P99.Seconds(), s.P99.Seconds()) || g.Pass != s.Pass || g.Why != s.Why {
+			!close(g.Goodput, s.Goodput) || !close(g.P99.Seconds(), s.P99.Seconds()) || g.Pass != s.Pass || g.Why != s.Why ||
+			g.Refused != s.Refused || g.Invalid != s.Invalid {
 			t.Errorf("step %d: %+v back as %+v", i, s, g)
 		}
+	}
+	// A knee.csv from before gen_refused and valid reads with none refused.
+	old := "step,stage,rate_per_s,attempts,ok,goodput,latency_p50_s,latency_p99_s,pass,why,goodput_min,latency_p99_max_s\n" +
+		"1,ramp,50,250,250,1,0.001,0.002,true,,0.99,1\n"
+	if got, _, err := ReadCSV(strings.NewReader(old), "old.csv"); err != nil || len(got) != 1 || got[0].Attempts != 250 || got[0].Refused != 0 || got[0].Invalid {
+		t.Errorf("old knee.csv: %+v, %v", got, err)
 	}
 	if _, _, err := ReadCSV(strings.NewReader("a,b\n"), "x.csv"); err == nil {
 		t.Error("a file that is not knee.csv was accepted")
@@ -414,5 +422,63 @@ func TestSearchRetriesAFailedStep(t *testing.T) {
 	}
 	if len(res.Steps) > cfg.MaxSteps() {
 		t.Errorf("%d steps, bound %d", len(res.Steps), cfg.MaxSteps())
+	}
+}
+
+// genLimited is a service of capacity capacity behind a generator that
+// cannot offer more than limit attempts per second: above it, the excess
+// arrivals are refused by the generator, and the attempts it does send are
+// served well (the service is not saturated).
+type genLimited struct{ capacity, limit float64 }
+
+func (g genLimited) Probe(_ context.Context, rate float64, d time.Duration) (Measure, error) {
+	n := int(rate * d.Seconds())
+	sent := min(n, int(g.limit*d.Seconds()))
+	m := Measure{Attempts: sent, OK: sent, P50: time.Millisecond, P99: 2 * time.Millisecond, Refused: n - sent}
+	if rate > g.capacity {
+		m.OK = int(float64(sent) * g.capacity / rate)
+	}
+	return m, nil
+}
+
+// TestSearchDoesNotChargeTheGeneratorsRefusals: a step whose arrivals the
+// generator refused is invalid, not a service failure: the knee found
+// below it is said to be the generator's.
+func TestSearchDoesNotChargeTheGeneratorsRefusals(t *testing.T) {
+	cfg := Config{Start: 100, Max: 10000, Factor: 2, Refine: 2, StepTime: time.Second, Goodput: 0.99, P99: time.Second, Fraction: 0.9}
+	res, err := Search(context.Background(), cfg, genLimited{capacity: 5000, limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.GenLimit == 0 || res.GenLimit > 1600 || res.Knee > 1000 || res.Knee < 800 {
+		t.Fatalf("knee %v, generator limit %v: want a knee just under the generator's 1000/s and the limit said", res.Knee, res.GenLimit)
+	}
+	invalid := 0
+	for _, s := range res.Steps {
+		if s.Invalid {
+			invalid++
+			if s.Pass || !strings.Contains(s.Why, "generator refused") || strings.Contains(s.Why, "goodput") {
+				t.Errorf("invalid step %+v: want not passed, why naming the generator and not goodput", s)
+			}
+			if s.Attempts+s.Refused != int(s.Rate*cfg.StepTime.Seconds()) {
+				t.Errorf("step %+v: attempts + refused should be every arrival", s)
+			}
+		} else if s.Refused != 0 {
+			t.Errorf("step %+v has refusals but is valid", s)
+		}
+	}
+	if invalid < 2 {
+		t.Errorf("%d invalid step(s): the first invalid rate is retried", invalid)
+	}
+	if sum := res.Summary(cfg); !strings.Contains(sum, "generator could not offer") || !strings.Contains(sum, ":invalid") {
+		t.Errorf("summary %q does not say the generator limited the search", sum)
+	}
+	// A service that saturates first is still found as the service's knee.
+	res, err = Search(context.Background(), cfg, genLimited{capacity: 700, limit: 1e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.GenLimit != 0 || res.Knee > 700 {
+		t.Errorf("service-bound search: knee %v, generator limit %v", res.Knee, res.GenLimit)
 	}
 }

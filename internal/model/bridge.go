@@ -9,7 +9,7 @@ package model
 // reward equals phase 2's average throughput with denominator mttf+mttr
 // exactly, whatever the stage durations' distributions (the steady state of
 // such a semi-Markov cycle depends only on the means), and differs from
-// seed 001's mttf denominator by O(W²). With the stage durations
+// Nagaraja et al.'s (2002) mttf denominator by O(W²). With the stage durations
 // exponential, its transient is the real transient of that fault model.
 func BridgeChain(fl *FaultLoad) *Chain {
 	c := &Chain{States: []string{"normal"}, Rewards: []float64{fl.NormalThroughput}}

@@ -13,8 +13,8 @@ func relClose(t *testing.T, what string, got, want, tol float64) {
 	}
 }
 
-// Seed 002 §3.2: MTTF of 3 replicas with restart, against the solver.
-func TestKofNMatchesSeed002Formula(t *testing.T) {
+// Dumitras and Narasimhan (2005) §3.2: MTTF of 3 replicas with restart, against the solver.
+func TestKofNMatchesDumitrasNarasimhanFormula(t *testing.T) {
 	for _, tc := range []struct{ mttf, mttr float64 }{{1, 0.001}, {1, 1}, {60, 0.05}, {8760, 0.1}, {1, 100}} {
 		m := KofN{N: 3, K: 1, MTTF: tc.mttf, MTTR: tc.mttr}
 		r, err := m.Evaluate()
@@ -31,7 +31,7 @@ func TestKofNMatchesSeed002Formula(t *testing.T) {
 
 // The paper's 7313 hours at 1 fault per minute: the recovery time that the
 // formula needs for it, solved back, must give 7313 h through the chain.
-func TestSeed002Example7313Hours(t *testing.T) {
+func TestDumitrasNarasimhanExample7313Hours(t *testing.T) {
 	lambda := 1.0 / 60 // per second
 	want := 7313 * 3600.0
 	// 2μ² + 7λμ + 11λ² − 6λ³·want = 0
@@ -48,7 +48,7 @@ func TestSeed002Example7313Hours(t *testing.T) {
 	}
 }
 
-// Seed 000 Fig. 2: RAID-5 mean time to data loss ((2n−1)λ+μ)/(n(n−1)λ²).
+// Broadwell (2004) Fig. 2: RAID-5 mean time to data loss ((2n−1)λ+μ)/(n(n−1)λ²).
 func TestRAID5MTTDL(t *testing.T) {
 	for _, disks := range []int{3, 5, 8} {
 		r := RAID5{Disks: disks, MTTF: 500000, MTTR: 24, Normal: 400, Degraded: 250}

@@ -2,9 +2,9 @@
 // faults costs, and solves the Markov models the papers use for the same
 // question. It is independent of the testbed: its inputs are YAML files and
 // summary.json, its outputs plain structs with JSON keys that are a contract
-// (DESIGN §2, docs/models.md).
+// (docs/cli.md, docs/models.md).
 //
-// Phase 2 (seed 001 §2.2). A FaultLoad gives the normal throughput and, for
+// Phase 2 (Nagaraja et al. 2002, §2.2). A FaultLoad gives the normal throughput and, for
 // each fault, a rate (1/MTTF, or a share of a group's rate) and up to seven
 // stages A..G with a duration and a mean throughput, taken from a run's
 // summary.json or given by hand. EffectiveStages applies the repair rules
@@ -24,7 +24,7 @@
 // common chains; BridgeChain turns a FaultLoad into a chain whose steady
 // reward is phase 2's average throughput (denominator mttf+mttr).
 //
-// SSM (seed 004 §3.7). PLoss, EvaluateSessionLoss and RhoForNines give the
+// SSM (Ling, Kiciman and Fox 2004, §3.7). PLoss, EvaluateSessionLoss and RhoForNines give the
 // probability that a session object loses all its WQ copies between writes.
 //
 // Errors caused by the input match ErrBadInput (errors.Is) and, for files,

@@ -2,7 +2,7 @@ package model
 
 import "strings"
 
-// StageNames are the seven stages of seed 001's piece-wise linear model
+// StageNames are the seven stages of Nagaraja et al.'s (2002) piece-wise linear model
 // (Fig. 1): A detection, B reconfiguration, C degraded until repair,
 // D transient after repair, E stable after repair, F operator reset,
 // G transient after reset. A, B and C happen while the fault is present.
@@ -24,16 +24,16 @@ type Fault struct {
 	Rate  float64 // arrivals per second (1/MTTF); for a grouped fault, Share × the group's rate
 	MTTR  float64 // seconds; 0 when not given
 	Group string  // optional: the group whose rate this fault takes a share of
-	Share float64 // fraction of the group's rate (seed 001 §6.1's application-fault split)
+	Share float64 // fraction of the group's rate (Nagaraja et al. 2002, §6.1's application-fault split)
 	// Stages are indexed A=0 .. G=6; stages that do not occur have zero duration.
 	Stages [7]Stage
 	// FromRun is the results directory the stages came from, if any.
 	FromRun string
 }
 
-// Denominator choices for a fault's fraction of time (seed 001 §2.2).
+// Denominator choices for a fault's fraction of time (Nagaraja et al. 2002, §2.2).
 const (
-	// DenomMTTF is seed 001's choice: faults queue (memoryless arrivals keep
+	// DenomMTTF is Nagaraja et al.'s (2002) choice: faults queue (memoryless arrivals keep
 	// coming while a fault is active), so fault c holds the service for
 	// D_c/MTTF_c of the time.
 	DenomMTTF = "mttf"
@@ -43,7 +43,7 @@ const (
 	DenomMTTFPlusMTTR = "mttf+mttr"
 )
 
-// FaultLoad is the input of phase 2 (seed 001 §2.2): normal throughput,
+// FaultLoad is the input of phase 2 (Nagaraja et al. 2002, §2.2): normal throughput,
 // and for each fault its rate and the stages it goes through.
 type FaultLoad struct {
 	NormalThroughput    float64            // T_n, requests/s

@@ -253,9 +253,21 @@ func (d doc) stages(n *yaml.Node, key string, f *Fault, given map[byte]*yaml.Nod
 		}
 		given[k.Value[0]] = k
 		sk := join(key, k.Value)
-		m, err := d.fields(v, sk, "duration", "throughput")
+		m, err := d.fields(v, sk, "duration", "throughput", "source", "reason")
 		if err != nil {
 			return err
+		}
+		if src, ok := m["source"]; ok {
+			// Provenance written by fromruns: checked, not used.
+			switch src.Value {
+			case SourceMeasured:
+			case SourceSupplied:
+				if r, ok := m["reason"]; !ok || strings.TrimSpace(r.Value) == "" {
+					return d.errf(src, sk+".reason", "a supplied stage needs a reason")
+				}
+			default:
+				return d.errf(src, sk+".source", "must be %q or %q, got %q", SourceMeasured, SourceSupplied, src.Value)
+			}
 		}
 		var st Stage
 		dn, ok := m["duration"]

@@ -18,7 +18,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// WriteSweepFigure draws seed 001 Fig. 6: (a) the unavailability of every
+// WriteSweepFigure draws Nagaraja et al. (2002) Fig. 6: (a) the unavailability of every
 // design at every swept rate, stacked by fault, and (b) the performability
 // bars. It writes path with its extension replaced by .svg and .png, and
 // returns the two paths.

@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// WriteSessionLossFigure draws seed 004 Fig. 4 (probability of data loss
+// WriteSessionLossFigure draws Ling, Kiciman and Fox (2004) Fig. 4 (probability of data loss
 // against ρ for WQ = 2, 3 and wq) and Fig. 5 (against WQ = 1..6 at ρ = rho),
 // to path's .svg and .png.
 func WriteSessionLossFigure(wq int, rho float64, path string) ([]string, error) {

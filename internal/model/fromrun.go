@@ -6,7 +6,7 @@ import (
 	"math"
 )
 
-// runSummary is the part of summary.json (DESIGN §3, analysis.Summary) that
+// runSummary is the part of summary.json (docs/results.md, analysis.Summary) that
 // phase 2 needs. It is decoded locally, with the same JSON keys, so that the
 // model does not depend on the analysis package's build.
 type runSummary struct {

@@ -15,7 +15,7 @@ type KofN struct {
 	// SharedRepair means one repair crew: failed units are repaired one at a
 	// time (rate μ whatever the number failed). Otherwise each failed unit
 	// has its own repair (rate j·μ with j units failed), like replicas that
-	// restart themselves (seed 002 §3.2).
+	// restart themselves (Dumitras and Narasimhan 2005, §3.2).
 	SharedRepair bool
 	// UnitReward is each up unit's reward (e.g. its throughput); a state's
 	// reward is UnitReward × units up, and 0 when the system is down. Zero
@@ -111,7 +111,7 @@ type KofNResult struct {
 	SharedRepair bool      `json:"shared_repair"`
 	MTTF         jsonFloat `json:"mttf"` // system mean time to failure from all up (the chain's MTTA)
 	// ClosedFormMTTF is the textbook formula where one exists (n=3, k=1 with
-	// per-unit repair: seed 002's (2μ²+7μλ+11λ²)/(6λ³); k = n−1: RAID-5's
+	// per-unit repair: Dumitras and Narasimhan's (2005) (2μ²+7μλ+11λ²)/(6λ³); k = n−1: RAID-5's
 	// ((2n−1)λ+μ)/(n(n−1)λ²); no repair: Σ 1/(iλ)); absent otherwise.
 	ClosedFormMTTF    *float64           `json:"closed_form_mttf,omitempty"`
 	Availability      float64            `json:"availability"` // steady-state probability of being up
@@ -170,14 +170,14 @@ func (m KofN) closedFormMTTF() (float64, bool) {
 	return 0, false
 }
 
-// MTTF3ReplicasRestart is seed 002 §3.2's MTTF of three replicas that are
+// MTTF3ReplicasRestart is Dumitras and Narasimhan (2005) §3.2's MTTF of three replicas that are
 // restarted after a crash: (2μ² + 7μλ + 11λ²) / (6λ³), with λ the fault
 // rate and μ the recovery rate.
 func MTTF3ReplicasRestart(lambda, mu float64) float64 {
 	return (2*mu*mu + 7*mu*lambda + 11*lambda*lambda) / (6 * lambda * lambda * lambda)
 }
 
-// RAID5 is seed 000 Fig. 2's Markov reward model of a RAID-5 array (after
+// RAID5 is Broadwell (2004) Fig. 2's Markov reward model of a RAID-5 array (after
 // Kari): n disks, data lost when a second disk fails before the first is
 // reconstructed. Rewards are the array's I/O rate when whole and degraded.
 type RAID5 struct {

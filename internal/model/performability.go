@@ -4,7 +4,7 @@ import (
 	"math"
 )
 
-// Performability is the result of phase 2 (seed 001 §2.2 and §6.2). JSON
+// Performability is the result of phase 2 (Nagaraja et al. 2002, §2.2 and §6.2). JSON
 // keys are a contract.
 type Performability struct {
 	NormalThroughput    float64 `json:"normal_throughput"`
@@ -54,12 +54,12 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 	return []byte(formatFloat(v)), nil
 }
 
-// EffectiveStages applies seed 001's rules for the repair to fault f and
+// EffectiveStages applies Nagaraja et al.'s (2002) rules for the repair to fault f and
 // returns the seven stage durations (seconds) and throughputs.
 //
 // Without an MTTR the stages are used as given. With one, the component is
 // repaired MTTR after the fault: the pre-repair stages A, B, C are laid end
-// to end and cut short at the repair (seed 001 §2.2: "if the assumed MTTR ...
+// to end and cut short at the repair (Nagaraja et al. 2002, §2.2: "if the assumed MTTR ...
 // is less than the measured time for stages A and B, then we assume that B is
 // cut short"; a stage still running at the repair ends there, and the ones
 // after it do not happen), and a stage marked until_repair lasts until the
@@ -108,7 +108,7 @@ func Evaluate(fl *FaultLoad) *Performability {
 		totalWeight += share.Weight
 		p.Faults = append(p.Faults, share)
 	}
-	// Seed 001 divides by MTTF (faults queue); the renewal variant divides
+	// Nagaraja et al. (2002) divide by MTTF (faults queue); the renewal variant divides
 	// every fraction by 1+ΣW so that the fractions of time sum to 1.
 	norm := 1.0
 	if fl.Denominator == DenomMTTFPlusMTTR {

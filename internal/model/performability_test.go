@@ -14,7 +14,7 @@ func mustLoad(t *testing.T, src string) *FaultLoad {
 	return fl
 }
 
-// Seed 001's equation worked by hand for one fault.
+// Nagaraja et al.'s (2002) equation worked by hand for one fault.
 func TestPerformabilityByHand(t *testing.T) {
 	fl := mustLoad(t, `
 normal_throughput: 1000
@@ -32,7 +32,7 @@ faults:
 	relClose(t, "weight", p.Faults[0].Weight, 0.01, 1e-12)
 }
 
-// Seed 001 §6.2: each nine multiplies performability by ten (at nearly the
+// Nagaraja et al. (2002) §6.2: each nine multiplies performability by ten (at nearly the
 // same average throughput).
 func TestEachNineMultipliesPerformabilityByTen(t *testing.T) {
 	src := func(mttf string) string {
@@ -95,7 +95,7 @@ faults:
 }
 
 // The bridge: phase 2 with denominator mttf+mttr equals the CTMC's steady
-// reward exactly; with seed 001's mttf it differs by O(W²).
+// reward exactly; with Nagaraja et al.'s (2002) mttf it differs by O(W²).
 func TestBridgeAgreesWithPhase2(t *testing.T) {
 	fl := mustLoad(t, `
 normal_throughput: 5000

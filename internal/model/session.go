@@ -4,7 +4,7 @@ import (
 	"math"
 )
 
-// SessionLoss is seed 004 §3.7's model of an SSM session-state object:
+// SessionLoss is Ling, Kiciman and Fox (2004) §3.7's model of an SSM session-state object:
 // bricks fail as a Poisson process of rate µ each (MTTF 1/µ) and the
 // object is rewritten to WQ fresh bricks by writes arriving at rate λ.
 // The object is lost when all WQ copies fail before the next write.

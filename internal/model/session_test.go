@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Seed 004 equations (1) and (2) are the general formula at WQ = 3 and 2.
+// Ling, Kiciman and Fox (2004) equations (1) and (2) are the general formula at WQ = 3 and 2.
 func TestSessionLossMatchesPaperEquations(t *testing.T) {
 	for _, rho := range []float64{0.1, 1, 3, 10, 43.3, 1000} {
 		eq2 := rho * (rho + 3) / ((rho + 1) * (rho + 2))
@@ -16,7 +16,7 @@ func TestSessionLossMatchesPaperEquations(t *testing.T) {
 	}
 }
 
-// Seed 004 Table 2: the MTTF/write-interval ratio for K nines. The paper's
+// Ling, Kiciman and Fox (2004) Table 2: the MTTF/write-interval ratio for K nines. The paper's
 // numbers are the exact roots rounded up to one decimal, except WQ=2 at
 // five nines, where it prints 446.8 and the equation gives 445.7.
 func TestSessionLossTable2(t *testing.T) {

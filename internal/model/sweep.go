@@ -51,7 +51,7 @@ type Crossover struct {
 	B      string   `json:"b"`
 	Scaled []string `json:"scaled"`
 	// Factor is the number by which B's named fault rates must be multiplied
-	// for B's performability to equal A's (seed 001 §6.4: "4 times as
+	// for B's performability to equal A's (Nagaraja et al. 2002, §6.4: "4 times as
 	// often"). Below 1, B is worse already and its faults must become rarer.
 	Factor          jsonFloat `json:"factor"`
 	PerformabilityA float64   `json:"performability_a"`

@@ -13,8 +13,8 @@ import (
 	"github.com/faultbench/faultbench/internal/record"
 )
 
-// availabilityFigure is the availability graph (seed 000 Figs. 9–10, seed
-// 003 Fig. 1): per window, the attempts of each outcome stacked in
+// availabilityFigure is the availability graph (Broadwell 2004, Figs. 9–10; Brown and Patterson
+// 2000, Fig. 1): per window, the attempts of each outcome stacked in
 // requests/s; mean and p99 latency on a logarithmic right axis; phases,
 // faults, operator actions and the baseline band. Several runs are stacked
 // one panel each with identical axes. System metric series (e.g.
@@ -36,7 +36,12 @@ func availabilityFigure(runs []*run) *figure {
 	}
 	caption := "Per 5 s window: attempts by outcome (stacked, requests/s, left axis); mean and p99 latency (right axis, logarithmic; gaps where a window had no attempts). " +
 		"Grey bands are phases; shaded red spans are active faults (solid line: inject, dashed: clear); dotted lines are the operator's detection and repair actions; " +
-		"dashed horizontal lines bound the 99% baseline band (mean ± 2.576σ of fault-free window throughput)."
+		"dashed blue horizontal lines bound the 99% baseline band of ok throughput, read on the left axis (mean ± 2.576σ of fault-free window throughput)."
+	if hasInvalidWindows(runs) {
+		caption += " Grey hatched windows are not a valid measurement of the service: the load generator refused arrivals (its own limits: max_in_flight, users, connections), " +
+			"cut attempts short at the end of an interrupted run, or sent its attempts late (p99 send lag above 10% of the window, at most 100 ms); " +
+			"the grey layer on top of the bars is the arrivals it refused or cut short, which are not charged to the service."
+	}
 	if len(runs) > 0 && runs[0].WindowS != 5 {
 		caption = strings.Replace(caption, "5 s", fmt.Sprintf("%g s", runs[0].WindowS), 1)
 	}
@@ -68,7 +73,9 @@ func availabilityFigure(runs []*run) *figure {
 			}
 			lc := dc
 			lc.Max.Y, lc.Min.Y = top, dc.Min.Y
-			lc.Min.X = canvases[0].Min.X + 0.5*vg.Inch
+			// The legend wraps within the width legendHeight was given, with
+			// half an inch each side, so no item runs off the right edge.
+			lc.Min.X, lc.Max.X = dc.Min.X+0.5*vg.Inch, dc.Max.X-0.5*vg.Inch
 			drawLegend(lc, items)
 		},
 	}
@@ -82,7 +89,21 @@ type availScales struct {
 	hasLatency   bool
 	hasBand      bool
 	hasFault     bool
+	hasUnplanned bool // a fault nobody injected: drawn in its own colour
 	hasOperator  bool
+	hasGenerator bool // some window has arrivals the generator refused or cut short
+	hasInvalid   bool // some window is not a valid measurement of the service
+}
+
+func hasInvalidWindows(runs []*run) bool {
+	for _, r := range runs {
+		for _, w := range r.Windows {
+			if !w.Valid {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func availabilityScales(runs []*run) availScales {
@@ -96,6 +117,9 @@ func availabilityScales(runs []*run) availScales {
 				total += n
 				nonzero[o] = nonzero[o] || n > 0
 			}
+			total += w.GenRefused + w.CutShort
+			s.hasGenerator = s.hasGenerator || w.GenRefused+w.CutShort > 0
+			s.hasInvalid = s.hasInvalid || !w.Valid
 			s.yMax = math.Max(s.yMax, float64(total)/r.WindowS)
 			s.xMax = math.Max(s.xMax, w.StartS+r.WindowS)
 			for _, l := range []float64{w.LatencyMean, w.LatencyP99} {
@@ -108,7 +132,13 @@ func availabilityScales(runs []*run) availScales {
 			s.yMax = math.Max(s.yMax, b.High)
 			s.hasBand = true
 		}
-		s.hasFault = s.hasFault || len(r.Faults) > 0
+		for _, f := range r.Faults {
+			if f.unplanned() {
+				s.hasUnplanned = true
+			} else {
+				s.hasFault = true
+			}
+		}
 		for _, e := range r.Events {
 			s.hasOperator = s.hasOperator || strings.HasPrefix(e.Kind, "operator.")
 		}
@@ -149,6 +179,14 @@ var (
 	clearStyle       = line(okabeVermilion, 1.3, 4, 2)
 	operatorStyle    = line(grey, 1.2, 1.5, 2)
 	faultFill        = alpha(okabeVermilion, 0x1E)
+	// An unplanned failure is not the experiment's doing: purple, with a
+	// dash-dot line where it began, so it is never taken for an injection.
+	unplannedFill       = alpha(okabePurple, 0x30)
+	unplannedStyle      = line(okabePurple, 1.3, 6, 2, 1, 2)
+	unplannedClearStyle = line(okabePurple, 1.3, 4, 2)
+	generatorFill       = rgb(0x99, 0x99, 0x99)              // arrivals the generator refused or cut short
+	invalidWash         = alpha(rgb(0x60, 0x60, 0x60), 0x30) // windows that do not measure the service
+	invalidHatch        = line(alpha(rgb(0x40, 0x40, 0x40), 0x90), 0.6)
 )
 
 func availabilityLegend(runs []*run, s availScales) []legendItem {
@@ -156,21 +194,30 @@ func availabilityLegend(runs []*run, s availScales) []legendItem {
 	for _, o := range s.outcomes {
 		items = append(items, legendItem{Label: o.String(), Fill: outcomeColors[o]})
 	}
+	if s.hasGenerator {
+		items = append(items, legendItem{Label: "refused or cut short by the generator", Fill: generatorFill})
+	}
+	if s.hasInvalid {
+		items = append(items, legendItem{Label: "window not a valid measurement (hatched)", Fill: invalidWash})
+	}
 	if s.hasLatency {
 		items = append(items, legendItem{Label: "mean latency (right)", Line: meanLatencyStyle},
 			legendItem{Label: "p99 latency (right)", Line: p99LatencyStyle})
 	}
 	if s.hasBand {
-		items = append(items, legendItem{Label: "99% baseline band", Line: bandStyle})
+		items = append(items, legendItem{Label: "99% baseline band of ok/s (left)", Line: bandStyle})
 	}
 	if s.hasFault {
 		items = append(items, legendItem{Label: "fault active", Fill: faultFill})
 	}
+	if s.hasUnplanned {
+		items = append(items, legendItem{Label: "unplanned failure (not injected)", Fill: unplannedFill})
+	}
 	if s.hasOperator {
 		items = append(items, legendItem{Label: "operator", Line: operatorStyle})
 	}
-	for i, n := range seriesNames(runs) {
-		items = append(items, legendItem{Label: n + " (strip)", Line: line(seriesColor(i), 1.5)})
+	for _, n := range seriesNames(runs) {
+		items = append(items, legendItem{Label: n + " (strip)", Line: seriesStyle(seriesNames(runs), n)})
 	}
 	return items
 }
@@ -199,9 +246,9 @@ func availabilityPlots(r *run, s availScales, titled bool, allSeries []string) (
 	p := newPlot(title, "time since start (s)", fmt.Sprintf("requests/s (%g s windows)", r.WindowS))
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, s.xMax, 0, s.yMax
 	tl := &timeline{r: r}
-	p.Add(&timelineBackground{tl}, &stackedOutcomes{r: r, outcomes: s.outcomes})
+	p.Add(&timelineBackground{tl}, &stackedOutcomes{r: r, outcomes: s.outcomes}, &invalidWindows{r: r})
 	if b := r.Summary.Baseline; b != nil {
-		p.Add(&hlines{ys: []float64{b.Low, b.High}, style: bandStyle})
+		p.Add(&hlines{ys: []float64{b.Low, b.High}, style: bandStyle, label: "99% baseline band (ok/s, left axis)", labelColor: okabeBlue})
 	}
 	if s.hasLatency {
 		toY := func(l float64) float64 {
@@ -230,11 +277,7 @@ func availabilityPlots(r *run, s availScales, titled bool, allSeries []string) (
 	// The strip carries the time axis; the panel above ends where it begins.
 	p.HideX()
 	p.X.Label.Text = ""
-	yLabel := "system"
-	if len(r.Series) == 1 {
-		yLabel = r.Series[0]
-	}
-	strip := newPlot("", "time since start (s)", yLabel)
+	strip := newPlot("", "time since start (s)", stripLabel(r.Series))
 	strip.X.Min, strip.X.Max = 0, s.xMax
 	strip.Y.Tick.Marker = niceTicks{N: 3}
 	strip.Add(&timelineBackground{&timeline{r: r, noPhaseShade: true}})
@@ -245,7 +288,7 @@ func availabilityPlots(r *run, s availScales, titled bool, allSeries []string) (
 			xs[i] = w.StartS + r.WindowS/2
 			ys[i] = w.Series[n]
 		}
-		strip.Add(&gappedLine{xs: xs, ys: ys, style: line(seriesColor(indexOf(allSeries, n)), 1.5), ranged: true})
+		strip.Add(&gappedLine{xs: xs, ys: ys, style: seriesStyle(allSeries, n), ranged: true})
 	}
 	strip.Y.Min = math.Min(strip.Y.Min, 0)
 	strip.Y.Max *= 1.15
@@ -293,7 +336,11 @@ func (t *timelineBackground) Plot(c draw.Canvas, p *plot.Plot) {
 		if math.IsNaN(to) {
 			to = p.X.Max
 		}
-		band(f.InjectS, to, faultFill)
+		fill := faultFill
+		if f.unplanned() {
+			fill = unplannedFill
+		}
+		band(f.InjectS, to, fill)
 	}
 }
 
@@ -309,11 +356,15 @@ func (t *timelineForeground) Plot(c draw.Canvas, p *plot.Plot) {
 		from, _ := t.r.phaseBounds(ph)
 		phaseRow.place(c, x(from)+3, ph.Name, grey)
 	}
-	labels := newLabelRows(c, 8, 1)
+	labels := phaseRow.below(8)
 	for _, f := range t.r.Faults {
-		vl(f.InjectS, injectStyle)
+		inject, clear := injectStyle, clearStyle
+		if f.unplanned() {
+			inject, clear = unplannedStyle, unplannedClearStyle
+		}
+		vl(f.InjectS, inject)
 		if !math.IsNaN(f.ClearS) {
-			vl(f.ClearS, clearStyle)
+			vl(f.ClearS, clear)
 		}
 	}
 	for _, e := range t.r.Events {
@@ -328,20 +379,49 @@ func (t *timelineForeground) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		switch e.Kind {
 		case "fault.inject":
-			labels.place(c, x(e.TS)+2, faultSpan{Type: e.Fault, Node: e.Node}.label(), okabeVermilion)
+			f := faultSpan{Type: e.Fault, Node: e.Node}
+			labels.place(c, x(e.TS)+2, f.label(), f.color())
 		case "fault.clear":
-			labels.place(c, x(e.TS)+2, "clear "+faultSpan{Type: e.Fault, Node: e.Node}.label(), okabeVermilion)
+			f := faultSpan{Type: e.Fault, Node: e.Node}
+			labels.place(c, x(e.TS)+2, "clear "+f.label(), f.color())
 		case "operator.detect":
-			labels.place(c, x(e.TS)+2, "detect", grey)
+			labels.place(c, x(e.TS)+2, operatorLabel("detect", e), grey)
 		case "operator.action":
-			labels.place(c, x(e.TS)+2, shorten("action "+e.Detail, 28), grey)
+			labels.place(c, x(e.TS)+2, operatorLabel("", e), grey)
 		}
 	}
 	if !hasFaultEvents(t.r.Events) { // faults known only from summary.json
 		for _, f := range t.r.Faults {
-			labels.place(c, x(f.InjectS)+2, f.label(), okabeVermilion)
+			labels.place(c, x(f.InjectS)+2, f.label(), f.color())
 		}
 	}
+}
+
+// operatorLabel is the short label of an operator event: "detect n3",
+// "restart-failed n3", "done n3" — the whole action, never cut, with the
+// node as the fault labels name it.
+func operatorLabel(verb string, e record.Event) string {
+	node := ""
+	if e.Node > 0 {
+		node = fmt.Sprintf(" n%d", e.Node)
+	}
+	if verb != "" {
+		return verb + node
+	}
+	d := strings.TrimSpace(e.Detail)
+	if i := strings.Index(d, " on node "); i >= 0 {
+		d = d[:i] // the node is in the label already
+	}
+	switch {
+	case strings.HasSuffix(d, " begins"):
+		d = strings.TrimSuffix(d, " begins")
+	case strings.HasSuffix(d, " done"):
+		d = "done"
+	}
+	if d == "" {
+		d = "action"
+	}
+	return shorten(d, 40) + node
 }
 
 func hasFaultEvents(evs []record.Event) bool {
@@ -397,6 +477,59 @@ func (s *stackedOutcomes) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		base = top
 	}
+	// The generator's refused and cut-short arrivals on top: offered load
+	// the service was never asked to carry (or whose answer was not awaited).
+	for i, w := range ws {
+		n := w.GenRefused + w.CutShort
+		if n == 0 {
+			continue
+		}
+		x0, x1 := x(w.StartS), x(math.Min(w.StartS+s.r.WindowS, p.X.Max))
+		top := math.Min(base[i]+float64(n)/s.r.WindowS, p.Y.Max)
+		c.FillPolygon(generatorFill, []vg.Point{{X: x0, Y: y(base[i])}, {X: x1, Y: y(base[i])}, {X: x1, Y: y(top)}, {X: x0, Y: y(top)}})
+	}
+}
+
+// invalidWindows greys and hatches the windows that are not a valid
+// measurement of the service (record.Window.Judge), over the whole height
+// of the panel, so no one reads a dip the generator caused as the
+// service's.
+type invalidWindows struct{ r *run }
+
+func (v *invalidWindows) Plot(c draw.Canvas, p *plot.Plot) {
+	x, _ := p.Transforms(&c)
+	const step = vg.Length(6)
+	for _, w := range v.r.Windows {
+		if w.Valid {
+			continue
+		}
+		x0, x1 := x(math.Max(w.StartS, p.X.Min)), x(math.Min(w.StartS+v.r.WindowS, p.X.Max))
+		if x1 <= x0 {
+			continue
+		}
+		y0, y1 := c.Min.Y, c.Max.Y
+		c.SetColor(invalidWash)
+		c.Fill(vg.Rectangle{Min: vg.Point{X: x0, Y: y0}, Max: vg.Point{X: x1, Y: y1}}.Path())
+		// 45° hatching, each line clipped to the window's rectangle; the
+		// phase of the lines follows the canvas, so adjacent windows join.
+		h := y1 - y0
+		first := vg.Length(math.Floor(float64((x0-h-c.Min.X)/step)))*step + c.Min.X
+		for d := first; d < x1; d += step {
+			ax, ay := d, y0
+			bx, by := d+h, y1
+			if ax < x0 {
+				ay += x0 - ax
+				ax = x0
+			}
+			if bx > x1 {
+				by -= bx - x1
+				bx = x1
+			}
+			if ay < by {
+				c.StrokeLine2(invalidHatch, ax, ay, bx, by)
+			}
+		}
+	}
 }
 
 // gappedLine is a polyline that breaks at NaN values.
@@ -442,19 +575,46 @@ func (g *gappedLine) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return
 }
 
-// hlines draws horizontal lines across the data area.
+// hlines draws horizontal lines across the data area; a label, when set,
+// goes just above the highest line at its left end, beside the axis whose
+// unit the lines are in.
 type hlines struct {
-	ys    []float64
-	style draw.LineStyle
+	ys         []float64
+	style      draw.LineStyle
+	label      string
+	labelColor color.Color
 }
 
 func (h *hlines) Plot(c draw.Canvas, p *plot.Plot) {
 	_, y := p.Transforms(&c)
+	top := math.NaN()
 	for _, v := range h.ys {
 		if v >= p.Y.Min && v <= p.Y.Max && !math.IsNaN(v) {
 			c.StrokeLine2(h.style, c.Min.X, y(v), c.Max.X, y(v))
+			if math.IsNaN(top) || v > top {
+				top = v
+			}
 		}
 	}
+	if h.label == "" || math.IsNaN(top) {
+		return
+	}
+	sty := textStyle(8)
+	sty.Color = h.labelColor
+	sty.YAlign = draw.YBottom
+	at := vg.Point{X: c.Min.X + 3, Y: y(top) + 2}
+	w, ht := sty.Width(h.label), sty.Height(h.label)
+	if at.Y+ht > c.Max.Y { // no room above: below the line
+		sty.YAlign = draw.YTop
+		at.Y = y(top) - 2
+	}
+	r := vg.Rectangle{Min: vg.Point{X: at.X - 1, Y: at.Y}, Max: vg.Point{X: at.X + w + 1, Y: at.Y + ht}}
+	if sty.YAlign == draw.YTop {
+		r = vg.Rectangle{Min: vg.Point{X: at.X - 1, Y: at.Y - ht}, Max: vg.Point{X: at.X + w + 1, Y: at.Y}}
+	}
+	c.SetColor(alpha(color.White, 0xC0))
+	c.Fill(r.Path())
+	c.FillText(sty, at, h.label)
 }
 
 // rightLogAxis draws a logarithmic axis on the right edge of the data area

@@ -12,7 +12,7 @@ import (
 	"github.com/faultbench/faultbench/internal/scenario"
 )
 
-// The behaviour tables compare many runs the way seed 003 does: single-fault
+// The behaviour tables compare many runs the way Brown and Patterson (2000) do: single-fault
 // micro-benchmarks as a fault × policy table of behaviour classes (its
 // Table 1), and multi-fault macro-benchmarks as reconstruction time against
 // the worst performance drop (its §4.2).
@@ -22,7 +22,7 @@ type microRun struct {
 	fault, policy, class string
 }
 
-// faultOrder is DESIGN §4's catalogue, category by category, for row order.
+// faultOrder is docs/scenario.md's catalogue, category by category, for row order.
 var faultOrder = func() []string {
 	var out []string
 	for _, c := range []string{"node", "application", "network", "resource", "bug", "disk", "workload", "maintenance"} {
@@ -80,7 +80,7 @@ func firstFault(r *run) string {
 func isMicro(r *run) bool { return len(r.Faults) == 1 }
 func isMacro(r *run) bool { return len(r.Faults) > 1 }
 
-// behaviourTable is seed 003 Table 1 over the single-fault runs: rows are
+// behaviourTable is Brown and Patterson (2000) Table 1 over the single-fault runs: rows are
 // faults (in catalogue order, transient before sticky), columns policies
 // (in the order the runs were given), cells the behaviour class of the
 // run's first fault; several runs in one cell show every class, "/"
@@ -110,7 +110,7 @@ func behaviourTable(runs []*run) *table {
 		return nil
 	}
 	sort.SliceStable(faults, func(i, j int) bool { return faultRank(faults[i]) < faultRank(faults[j]) })
-	t := &table{Caption: "Behaviour of each single-fault run (seed 003 Table 1): the class of its fault (A no effect, B degraded without recovery, C-1/C-2 back by itself without/with a later dip, D stops serving; ? no baseline band)",
+	t := &table{Caption: "Behaviour of each single-fault run (Brown and Patterson 2000, Table 1): the class of its fault (A no effect, B degraded without recovery, C-1/C-2 back by itself without/with a later dip, D stops serving; ? no baseline band)",
 		Head: append([]string{"fault"}, policies...)}
 	for _, f := range faults {
 		row := []string{f}
@@ -172,7 +172,7 @@ func rebuilds(r *run) (n int, totalS float64, open bool) {
 
 // worstDrop is the largest fall below the baseline mean, as a fraction of
 // it, over the deviations below the band: (mean − lowest throughput) /
-// mean, the "maximum deviation of 34% from its mean" of seed 003 §4.2. A
+// mean, the "maximum deviation of 34% from its mean" of Brown and Patterson (2000) §4.2. A
 // deviation's depth is measured from the band's edge, so the lowest
 // throughput is low − depth. NaN without a baseline; 0 when nothing fell
 // below the band.
@@ -191,14 +191,14 @@ func worstDrop(r *run) float64 {
 	return worst
 }
 
-// macroTable is seed 003 §4.2's trade-off over the multi-fault runs: per
+// macroTable is Brown and Patterson (2000) §4.2's trade-off over the multi-fault runs: per
 // run, how long reconstruction took and how far performance fell. nil
 // without a multi-fault run among several runs.
 func macroTable(runs []*run) *table {
 	if len(runs) < 2 {
 		return nil
 	}
-	t := &table{Caption: "Multi-fault runs (seed 003 §4.2): reconstruction time against the worst performance drop (from system.raid.reconstruction.* events; drop = (baseline mean − lowest throughput) / baseline mean)",
+	t := &table{Caption: "Multi-fault runs (Brown and Patterson 2000, §4.2): reconstruction time against the worst performance drop (from system.raid.reconstruction.* events; drop = (baseline mean − lowest throughput) / baseline mean)",
 		Head: []string{"run", "policy", "faults", "reconstructions", "reconstruction time", "worst drop", "deviations"}}
 	for _, r := range runs {
 		if !isMacro(r) {

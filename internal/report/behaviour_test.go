@@ -74,7 +74,7 @@ faults:
 var behaviourSection = regexp.MustCompile(`(?s)<h2 id="behaviour">.*?</table></div>\n(?:<div class="wide">.*?</table></div>\n)?`)
 
 // TestBehaviourTables: six single-fault runs (three faults, two policies,
-// one cell run twice, one left out) and two multi-fault runs give seed 003's
+// one cell run twice, one left out) and two multi-fault runs give Brown and Patterson's (2000)
 // Table 1 and the §4.2 trade-off, on stdout and in the HTML.
 func TestBehaviourTables(t *testing.T) {
 	root := t.TempDir()
@@ -127,7 +127,7 @@ func TestBehaviourTables(t *testing.T) {
 	}
 	golden(t, "behaviour.txt", text.Bytes())
 	var html bytes.Buffer
-	if err := writeHTML(&html, runs, nil); err != nil {
+	if err := writeHTML(&html, runs, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	section := behaviourSection.Find(html.Bytes())

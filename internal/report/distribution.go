@@ -56,7 +56,7 @@ func (b *boxPlot) Plot(c draw.Canvas, p *plot.Plot) {
 		med := sty
 		med.Width *= 2
 		c.StrokeLine2(med, l, y(bx.S.P50), r, y(bx.S.P50))
-		// Mean: filled diamond; max: open circle (seed 000 Fig. 17).
+		// Mean: filled diamond; max: open circle (Broadwell 2004, Fig. 17).
 		d := vg.Length(4)
 		ym := y(bx.S.Mean)
 		c.FillPolygon(okabeBlack, []vg.Point{{X: m, Y: ym + d}, {X: m + d, Y: ym}, {X: m, Y: ym - d}, {X: m - d, Y: ym}})
@@ -64,7 +64,7 @@ func (b *boxPlot) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// boxFigure is seed 000 Fig. 17: latency per period on a log axis, one box
+// boxFigure is Broadwell (2004) Fig. 17: latency per period on a log axis, one box
 // per run side by side.
 func boxFigure(runs []*run) *figure {
 	cats := periodNames(runs)
@@ -101,7 +101,7 @@ func boxFigure(runs []*run) *figure {
 		legendItem{Label: "mean (diamond)", Fill: okabeBlack},
 		legendItem{Label: "max (ring)", Line: line(grey, 1)})
 	return panelsFigure("latency-box", "Latency distribution per period",
-		"Box-and-whiskers of every attempt's latency per period, logarithmic axis (seed 000 Fig. 17): box from the 25th to the 75th percentile with the median; whiskers from the 1st to the 99th percentile; diamond: mean; circle: maximum. "+
+		"Box-and-whiskers of every attempt's latency per period, logarithmic axis (Broadwell 2004, Fig. 17): box from the 25th to the 75th percentile with the median; whiskers from the 1st to the 99th percentile; diamond: mean; circle: maximum. "+
 			"Timeouts and connection aborts cluster at the client's time limits.",
 		[]*plot.Plot{p}, 1, 3*vg.Inch, legend)
 }
@@ -208,7 +208,7 @@ func histogramFigure(runs []*run) *figure {
 		[]*plot.Plot{hp, cp}, 2, 2.8*vg.Inch, legend)
 }
 
-// haircutFigure is seed 002 Fig. 3, per window instead of per experiment:
+// haircutFigure is Dumitras and Narasimhan (2005) Fig. 3, per window instead of per experiment:
 // windows sorted by mean latency; left, mean against maximum (the maxima
 // look random); right, mean against the maximum after trimming the top 1%
 // (the p99), which follows the mean.
@@ -259,7 +259,7 @@ func haircutFigure(runs []*run) *figure {
 	}
 	legend := []legendItem{{Label: "mean", Fill: okabeBlue}, {Label: "max", Fill: okabeVermilion}, {Label: "max after trimming the top 1% (p99)", Fill: okabeGreen}}
 	return panelsFigure("haircut", "The magical 1% (haircut)",
-		"Seed 002 Fig. 3 per window: windows sorted by mean latency. (a) The maximum latency of a window bears little relation to its mean. (b) After removing the slowest 1% of attempts the maximum (the 99th percentile) follows the mean: the unpredictability lives in 1% of the attempts.",
+		"Dumitras and Narasimhan (2005) Fig. 3 per window: windows sorted by mean latency. (a) The maximum latency of a window bears little relation to its mean. (b) After removing the slowest 1% of attempts the maximum (the 99th percentile) follows the mean: the unpredictability lives in 1% of the attempts.",
 		plots, 2, 2.4*vg.Inch, legend)
 }
 

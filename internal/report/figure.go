@@ -198,7 +198,8 @@ type vline struct {
 // first row where it does not overlap an earlier one.
 type labelRows struct {
 	sty   text.Style
-	right []vg.Length
+	right []vg.Length      // per row, the rightmost end of its labels
+	spans [][][2]vg.Length // per row, every label's [left, right]
 	top   vg.Length
 	rowH  vg.Length
 }
@@ -210,21 +211,43 @@ func newLabelRows(c draw.Canvas, size vg.Length, skipRows int) *labelRows {
 	return &labelRows{sty: sty, top: c.Max.Y - 2 - vg.Length(skipRows)*h, rowH: h}
 }
 
+// below returns label rows of the given size that start under every row
+// l has used, so labels of the two never overlap.
+func (l *labelRows) below(size vg.Length) *labelRows {
+	sty := textStyle(size)
+	sty.YAlign = draw.YTop
+	return &labelRows{sty: sty, top: l.top - vg.Length(len(l.right))*l.rowH, rowH: sty.Height("Xg") + 1}
+}
+
+// place draws s at x in the first row where it overlaps no earlier label,
+// moved left where it would run past the data area's right edge. Each row
+// remembers every label in it, so labels placed out of x order never
+// overlap either.
 func (l *labelRows) place(c draw.Canvas, x vg.Length, s string, col color.Color) {
 	w := l.sty.Width(s)
 	if x+w > c.Max.X {
 		x = c.Max.X - w
 	}
+	x = max(x, c.Min.X)
 	row := 0
-	for ; row < len(l.right); row++ {
-		if x > l.right[row]+3 {
+	for ; row < len(l.spans); row++ {
+		free := true
+		for _, sp := range l.spans[row] {
+			if x <= sp[1]+3 && x+w+3 >= sp[0] {
+				free = false
+				break
+			}
+		}
+		if free {
 			break
 		}
 	}
-	if row == len(l.right) {
+	if row == len(l.spans) {
+		l.spans = append(l.spans, nil)
 		l.right = append(l.right, 0)
 	}
-	l.right[row] = x + w
+	l.spans[row] = append(l.spans[row], [2]vg.Length{x, x + w})
+	l.right[row] = max(l.right[row], x+w)
 	sty := l.sty
 	sty.Color = col
 	y := l.top - vg.Length(row)*l.rowH

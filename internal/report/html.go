@@ -6,10 +6,12 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/faultbench/faultbench/internal/analysis"
+	"github.com/faultbench/faultbench/internal/provenance"
 	"github.com/faultbench/faultbench/internal/record"
 )
 
@@ -37,14 +39,19 @@ type page struct {
 	PerRun   []table
 	Baseline table
 	Faults   *table
-	// Behaviour and Macro compare many runs as seed 003 does (behaviour.go).
+	// Behaviour and Macro compare many runs as Brown and Patterson (2000) do (behaviour.go).
 	Behaviour *table
 	Macro     *table
 	Figures   []renderedFigure
 }
 
-func writeHTML(w io.Writer, runs []*run, figs []renderedFigure) error {
+// writeHTML renders the page; warnings are the comparability warnings,
+// shown first among the notes.
+func writeHTML(w io.Writer, runs []*run, figs []renderedFigure, warnings []string) error {
 	pg := page{Runs: runs, Figures: figs}
+	for _, wn := range warnings {
+		pg.Notes = append(pg.Notes, "Not like for like: "+wn+".")
+	}
 	var labels []string
 	for _, r := range runs {
 		labels = append(labels, r.Label)
@@ -61,6 +68,9 @@ func writeHTML(w io.Writer, runs []*run, figs []renderedFigure) error {
 	}
 	for _, r := range runs {
 		pg.PerRun = append(pg.PerRun, periodTable(r))
+		if t, ok := checkTable(r); ok {
+			pg.PerRun = append(pg.PerRun, t)
+		}
 	}
 	pg.Baseline = baselineTable(runs)
 	pg.Faults = faultTable(runs)
@@ -127,6 +137,24 @@ var metricRows = func() []metricRow {
 		fl("yield", func(m *analysis.Metrics) analysis.Float { return m.Yield }, false),
 		fl("demerits", func(m *analysis.Metrics) analysis.Float { return m.Demerits }, false),
 	)
+	// The generator's own account, apart from the service's figures: a
+	// summary written before it existed has no arrivals, and shows "–".
+	gen := func(name string, get func(*analysis.Metrics) string) metricRow {
+		return metricRow{name, func(m *analysis.Metrics) string {
+			if m.Arrivals == 0 && m.Attempts > 0 {
+				return "–"
+			}
+			return get(m)
+		}}
+	}
+	rows = append(rows,
+		gen("generator: arrivals scheduled", func(m *analysis.Metrics) string { return num(float64(m.Arrivals)) }),
+		gen("generator: refused (not sent)", func(m *analysis.Metrics) string { return num(float64(m.GenRefused)) }),
+		gen("generator: cut short", func(m *analysis.Metrics) string { return num(float64(m.CutShort)) }),
+		gen("generator: send lag p99", func(m *analysis.Metrics) string { return secs(m.SendLagP99S) }),
+		gen("generator: send lag max", func(m *analysis.Metrics) string { return secs(m.SendLagMaxS) }),
+		gen("windows not a valid measurement", func(m *analysis.Metrics) string { return num(float64(m.InvalidWindows)) }),
+	)
 	for _, t := range pExceedKeys {
 		key := t.key
 		rows = append(rows, metricRow{"P(latency > " + key + " s)", func(m *analysis.Metrics) string {
@@ -183,7 +211,8 @@ func overallTable(runs []*run) table {
 
 func runInfoTable(runs []*run) table {
 	t := table{Caption: "Runs", Head: []string{""}}
-	rows := [][]string{{"directory"}, {"name"}, {"system"}, {"workload"}, {"duration"}, {"attempts"}, {"seed"}, {"window"}, {"complete"}, {"faults"}}
+	rows := [][]string{{"directory"}, {"name"}, {"system"}, {"workload"}, {"duration"}, {"attempts"}, {"seed"}, {"window"}, {"complete"}, {"faults"},
+		{"schema"}, {"made by"}, {"run id"}, {"started (UTC)"}, {"host"}}
 	for _, r := range runs {
 		t.Head = append(t.Head, r.Label)
 		s := r.Summary
@@ -205,12 +234,68 @@ func runInfoTable(runs []*run) table {
 		}
 		vals := []string{filepath.Base(filepath.Clean(r.Dir)), r.Label, system, workload, fmtSeconds(r.EndS), num(float64(s.Run.Attempts)), seed,
 			fmtSeconds(r.WindowS), strconv.FormatBool(s.Complete), strings.Join(faults, "; ")}
+		vals = append(vals, provenanceCells(s)...)
 		for i, v := range vals {
 			rows[i] = append(rows[i], v)
 		}
 	}
+	// What ran the nodes (docker: the engine, images and containers), in
+	// its own row where some run says: older records and other tools'
+	// do not.
+	if slices.ContainsFunc(runs, func(r *run) bool { return r.Summary.Provenance != nil && r.Summary.Provenance.Testbed != nil }) {
+		row := []string{"testbed"}
+		for _, r := range runs {
+			row = append(row, testbedCell(r.Summary.Provenance))
+		}
+		rows = append(rows, row)
+	}
 	t.Rows = rows
 	return t
+}
+
+// testbedCell says which backend ran the nodes and, for containers, each
+// node's container and image.
+func testbedCell(p *provenance.Info) string {
+	if p == nil || p.Testbed == nil {
+		return "–"
+	}
+	tb := p.Testbed
+	parts := []string{strings.TrimSpace(tb.Backend + " " + tb.Detail)}
+	for _, n := range tb.Nodes {
+		part := fmt.Sprintf("node %d: %s (%s), image %s (%s)", n.Node, n.Container, shortHex(n.ContainerID), n.Image, shortHex(n.ImageID))
+		if n.RestartPolicy != "" {
+			part += ", restart " + n.RestartPolicy
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func shortHex(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	return id[:min(12, len(id))]
+}
+
+// provenanceCells are the run table's schema, made-by, run id, start and
+// host cells: what made the record, "–" where it does not say (schema 1).
+func provenanceCells(s *analysis.Summary) []string {
+	schema := fmt.Sprintf("summary %d", s.SchemaVersion)
+	p := s.Provenance
+	if p == nil {
+		return []string{schema + ", record 1", "–", "–", "–", "–"}
+	}
+	made := p.FaultbenchVersion
+	if c := p.Commit; c != "" {
+		made += " " + c[:min(len(c), 12)]
+		if p.Modified {
+			made += "+modified"
+		}
+	}
+	host := fmt.Sprintf("%s, %d cores", orDash(p.Host), p.Cores)
+	if len(p.LoadAvgStart) == 3 {
+		host += fmt.Sprintf(", load %.2f %.2f %.2f", p.LoadAvgStart[0], p.LoadAvgStart[1], p.LoadAvgStart[2])
+	}
+	return []string{fmt.Sprintf("%s, record %d", schema, p.SchemaVersion), made, orDash(p.RunID), orDash(p.StartedUTC), host}
 }
 
 func thresholdTable(runs []*run) *table {
@@ -261,7 +346,11 @@ func faultTable(runs []*run) *table {
 			if f.Node > 0 {
 				node = strconv.Itoa(f.Node)
 			}
-			row := []string{r.Label, f.Type, node, fmtSeconds(f.InjectS), secs(f.ClearS), secs(f.FaultDurationS), secs(f.FailureDurationS), orDash(f.Class)}
+			kind := f.Type
+			if f.Unplanned() {
+				kind += " (not injected: the node's application exited on its own)"
+			}
+			row := []string{r.Label, kind, node, fmtSeconds(f.InjectS), secs(f.ClearS), secs(f.FaultDurationS), secs(f.FailureDurationS), orDash(f.Class)}
 			for _, n := range stageNames {
 				st, ok := f.Stages[n]
 				switch {
@@ -294,7 +383,8 @@ func orDash(s string) string {
 }
 
 var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"safe": func(s string) template.HTML { return template.HTML(s) },
+	"safe":       func(s string) template.HTML { return template.HTML(s) },
+	"styleSheet": func() template.CSS { return template.CSS(styleSheet) },
 	"status": func(t table, i int) string {
 		if i < len(t.Status) {
 			return t.Status[i]
@@ -309,21 +399,7 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 <meta name="generator" content="faultbench report">
 <title>{{.Title}}</title>
 <style>
-body{font-family:"Liberation Sans",Arial,Helvetica,sans-serif;max-width:1100px;margin:1.5em auto;padding:0 1em;color:#222;line-height:1.4}
-h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
-table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.85em}
-caption{text-align:left;font-weight:bold;padding:.3em 0}
-th,td{border:1px solid #ddd;padding:.25em .55em;text-align:right;vertical-align:top}
-th:first-child,td:first-child{text-align:left}
-thead th{background:#f3f3f3}
-tr.pass td:last-child{color:#006d4f;font-weight:bold}
-tr.fail td:last-child{color:#b34700;font-weight:bold}
-figure{margin:1em 0 2em}figure svg{width:100%;height:auto}
-figcaption{font-size:.85em;color:#444}
-.notes{background:#fff8e5;border-left:4px solid #e69f00;padding:.5em 1em}
-pre{background:#f6f6f6;padding:.8em;overflow:auto;font-size:.8em}
-.wide{overflow-x:auto}
-</style>
+{{styleSheet}}</style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
@@ -396,3 +472,20 @@ pre{background:#f6f6f6;padding:.8em;overflow:auto;font-size:.8em}
 <figcaption>{{.Caption}} Files: <a href="{{.Link}}.png">PNG</a>, <a href="{{.Link}}.svg">SVG</a>.</figcaption>
 </figure>{{end}}
 `))
+
+// styleSheet is the reports' CSS, shared by the run report and WriteDoc.
+const styleSheet = `body{font-family:"Liberation Sans",Arial,Helvetica,sans-serif;max-width:1100px;margin:1.5em auto;padding:0 1em;color:#222;line-height:1.4}
+h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.85em}
+caption{text-align:left;font-weight:bold;padding:.3em 0}
+th,td{border:1px solid #ddd;padding:.25em .55em;text-align:right;vertical-align:top}
+th:first-child,td:first-child{text-align:left}
+thead th{background:#f3f3f3}
+tr.pass td:last-child{color:#006d4f;font-weight:bold}
+tr.fail td:last-child{color:#b34700;font-weight:bold}
+figure{margin:1em 0 2em}figure svg{width:100%;height:auto}
+figcaption{font-size:.85em;color:#444}
+.notes{background:#fff8e5;border-left:4px solid #e69f00;padding:.5em 1em}
+pre{background:#f6f6f6;padding:.8em;overflow:auto;font-size:.8em}
+.wide{overflow-x:auto}
+`

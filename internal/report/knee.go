@@ -31,7 +31,7 @@ func (r *run) loadKnee() error {
 	return err
 }
 
-// kneeFigure draws each knee search (seed 003 §3.3): ok throughput and p99
+// kneeFigure draws each knee search (Brown and Patterson 2000, §3.3): ok throughput and p99
 // latency against the offered rate, passing steps filled, failing ones
 // hollow, with the knee and the rate the run used. nil when no run searched.
 func kneeFigure(runs []*run) *figure {
@@ -93,7 +93,7 @@ func kneeFigure(runs []*run) *figure {
 		{Label: "p99 bound", Line: line(okabeVermilion, 1, 2, 2)},
 	}
 	return panelsFigure("knee", "Knee search",
-		"The search for the saturation point before the run (seed 003 §3.3): each step offered one rate, open loop, for the same time; "+
+		"The search for the saturation point before the run (Brown and Patterson 2000, §3.3): each step offered one rate, open loop, for the same time; "+
 			"it passed with goodput and p99 within the bounds of workload.knee (knee.csv has every step and why it failed). "+
 			"The run offered a fraction of the knee.",
 		plots, 2, 2.4*vg.Inch, legend)

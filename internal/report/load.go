@@ -1,9 +1,9 @@
 package report
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"image/color"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/faultbench/faultbench/internal/analysis"
 	"github.com/faultbench/faultbench/internal/knee"
+	"github.com/faultbench/faultbench/internal/provenance"
 	"github.com/faultbench/faultbench/internal/record"
 	"github.com/faultbench/faultbench/internal/scenario"
 )
@@ -50,10 +51,12 @@ type period struct {
 	EndS       float64
 	Phase      bool // a scenario phase (not failure/overall)
 	Hist       *hdrhistogram.Histogram
-	Attempts   int64
+	Attempts   int64 // measured attempts (record.Request.Measured)
 	Outcomes   [record.NumOutcomes]int64
 	LatencySum float64
 	LatencySq  float64
+	GenRefused int64 // arrivals the generator refused, apart from Attempts
+	CutShort   int64 // attempts cut short, apart from Attempts
 }
 
 func (p *period) contains(t float64) bool { return t >= p.StartS && t < p.EndS }
@@ -64,6 +67,18 @@ type faultSpan struct {
 	Node    int
 	InjectS float64
 	ClearS  float64 // NaN: never cleared
+}
+
+// unplanned reports whether nobody injected the fault (a node that exited
+// on its own).
+func (f faultSpan) unplanned() bool { return f.Type == analysis.UnplannedFault }
+
+// color is the colour of the fault's marks and labels.
+func (f faultSpan) color() color.Color {
+	if f.unplanned() {
+		return okabePurple
+	}
+	return okabeVermilion
 }
 
 func (f faultSpan) label() string {
@@ -107,6 +122,7 @@ func loadRun(dir string) (*run, error) {
 	if err := r.stream(); err != nil {
 		return nil, err
 	}
+	r.addKVSeries()
 	if r.Summary == nil {
 		r.Summary = r.fallbackSummary()
 	}
@@ -128,15 +144,28 @@ func (r *run) loadSummary() error {
 	if err != nil {
 		return err
 	}
-	var s analysis.Summary
-	if err := json.Unmarshal(b, &s); err != nil {
+	s, err := analysis.Decode(b)
+	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if !s.Complete {
-		r.note("The run was interrupted: %s says complete=false.", record.SummaryFile)
+	r.Summary = s
+	r.noteIncomplete()
+	for _, n := range s.Notes {
+		r.note("%s", n)
 	}
-	r.Summary = &s
 	return nil
+}
+
+// noteIncomplete says, for a run that was cut, what was cut.
+func (r *run) noteIncomplete() {
+	if r.Summary == nil || r.Summary.Complete {
+		return
+	}
+	if why := r.Summary.IncompleteReason; why != "" {
+		r.note("The run is incomplete: %s.", why)
+		return
+	}
+	r.note("The run was interrupted: %s says complete=false.", record.SummaryFile)
 }
 
 // analyze computes a summary for a directory without summary.json; a
@@ -152,6 +181,10 @@ func (r *run) analyzeNow() {
 		if err == nil {
 			r.note("%s is missing: the metrics below were computed now, as `faultbench analyze %s` would (run it to save them).", record.SummaryFile, r.Dir)
 			r.Summary = s
+			r.noteIncomplete()
+			for _, n := range s.Notes {
+				r.note("%s", n)
+			}
 			return
 		}
 		r.note("%s is missing and analysis failed (%s).", record.SummaryFile, firstLine(err.Error()))
@@ -317,7 +350,10 @@ func (r *run) faults() []faultSpan {
 // and, when windows.csv is missing, rebuilding the windows.
 func (r *run) stream() error {
 	var agg *record.WindowAggregator
-	if r.Windows == nil {
+	// A cut run's windows.csv ends with the last window settled before the
+	// cut; the rest is rebuilt from the request log below.
+	cut := r.Summary != nil && !r.Summary.Complete
+	if r.Windows == nil || cut {
 		agg = record.NewWindowAggregator(r.WindowS, 60)
 	}
 	var maxStart float64
@@ -325,6 +361,15 @@ func (r *run) stream() error {
 		for i := range r.Periods {
 			p := &r.Periods[i]
 			if !p.contains(q.StartS) {
+				continue
+			}
+			// The generator's own rows are not the service's outcomes.
+			if q.Refused != record.NotRefused {
+				p.GenRefused++
+				continue
+			}
+			if q.CutShort {
+				p.CutShort++
 				continue
 			}
 			record.RecordLatency(p.Hist, q.LatencyS)
@@ -345,9 +390,22 @@ func (r *run) stream() error {
 	if math.IsInf(r.EndS, 1) {
 		r.EndS = math.Ceil(maxStart/r.WindowS) * r.WindowS
 	}
-	if agg != nil {
+	switch {
+	case agg == nil:
+	case r.Windows == nil:
 		r.Windows = agg.Close(r.EndS)
 		r.note("%s is missing: windows were rebuilt from the request log.", record.WindowsFile)
+	default:
+		if rebuilt := agg.Close(r.EndS); len(rebuilt) > len(r.Windows) {
+			r.note("%s ends at %.1f s, before the record: later windows were rebuilt from the request log.", record.WindowsFile, float64(len(r.Windows))*r.WindowS)
+			for _, w := range rebuilt[len(r.Windows):] {
+				w.Series = map[string]float64{}
+				for _, name := range r.Series {
+					w.Series[name] = math.NaN() // no sample survived the cut
+				}
+				r.Windows = append(r.Windows, w)
+			}
+		}
 	}
 	return nil
 }
@@ -395,7 +453,7 @@ func (r *run) metrics(name string) *analysis.Metrics {
 // fallbackSummary computes what the request log alone defines, so a run
 // without summary.json still gets its tables; the rest stays NaN ("–").
 func (r *run) fallbackSummary() *analysis.Summary {
-	s := &analysis.Summary{Complete: true, Phases: map[string]analysis.Metrics{}}
+	s := &analysis.Summary{SchemaVersion: provenance.SchemaVersion, Complete: true, Phases: map[string]analysis.Metrics{}}
 	s.Run.Name = ""
 	s.Run.DurationS = r.EndS
 	s.Run.WindowS = r.WindowS
@@ -409,9 +467,14 @@ func (r *run) fallbackSummary() *analysis.Summary {
 		}
 		m := periodMetrics(p, end-start)
 		m.StartS, m.EndS = start, end
+		for _, w := range r.Windows {
+			if !w.Valid && w.StartS >= start-1e-9 && w.StartS < end-1e-9 {
+				m.InvalidWindows++
+			}
+		}
 		if p.Name == periodOverall {
 			s.Overall = m
-			s.Run.Attempts = p.Attempts
+			s.Run.Attempts = p.Attempts + p.GenRefused + p.CutShort
 			continue
 		}
 		s.Phases[p.Name] = m
@@ -427,7 +490,10 @@ func periodMetrics(p period, seconds float64) analysis.Metrics {
 		m.Outcomes[o.String()] = p.Outcomes[o]
 	}
 	m.ThroughputTotal = p.Outcomes[record.OK]
+	m.GenRefused, m.CutShort = p.GenRefused, p.CutShort
+	m.Arrivals = p.Attempts + p.GenRefused + p.CutShort
 	nan := analysis.NaN
+	m.SendLagP99S, m.SendLagMaxS = nan, nan
 	m.ThroughputMeanPerS, m.OfferedPerS, m.LatencyTotalS = nan, nan, analysis.Float(p.LatencySum)
 	m.LatencyMeanS, m.LatencyTrimmedMeanS, m.LatencyStddevS = nan, nan, nan
 	m.LatencyP50S, m.LatencyP90S, m.LatencyP99S, m.LatencyP999S, m.LatencyMaxS = nan, nan, nan, nan, nan
@@ -457,7 +523,7 @@ func periodMetrics(p period, seconds float64) analysis.Metrics {
 	return m
 }
 
-// pExceedKeys are the thresholds of p_exceed (DESIGN §5) in order.
+// pExceedKeys are the thresholds of p_exceed (docs/metrics.md) in order.
 var pExceedKeys = []struct {
 	key     string
 	seconds float64

@@ -50,16 +50,16 @@ func baselineLines(p *plot.Plot, runs []*run, get func(*analysis.Baseline) float
 
 func f(v analysis.Float) float64 { return float64(v) }
 
-// rawFigure is seed 000 Fig. 14: totals, which only compare runs of equal length.
+// rawFigure is Broadwell (2004) Fig. 14: totals, which only compare runs of equal length.
 func rawFigure(runs []*run) *figure {
 	tp := metricBars(runs, "Total throughput", "ok requests", func(m *analysis.Metrics) float64 { return float64(m.ThroughputTotal) })
 	lat := metricBars(runs, "Total latency", "seconds waited (all attempts)", func(m *analysis.Metrics) float64 { return f(m.LatencyTotalS) })
 	return panelsFigure("raw-totals", "Raw throughput and latency",
-		"Totals per period (seed 000 Fig. 14): ok requests and the sum of every attempt's latency. Totals grow with a period's length, so compare runs within one period only.",
+		"Totals per period (Broadwell 2004, Fig. 14): ok requests and the sum of every attempt's latency. Totals grow with a period's length, so compare runs within one period only.",
 		[]*plot.Plot{tp, lat}, 2, 2.6*vg.Inch, runLegend(runs))
 }
 
-// averageFigure is seed 000 Fig. 15: rates and the 95% trimmed mean latency,
+// averageFigure is Broadwell (2004) Fig. 15: rates and the 95% trimmed mean latency,
 // comparable across periods of different lengths, with the baseline.
 func averageFigure(runs []*run) *figure {
 	tp := metricBars(runs, "Mean throughput", "ok requests/s", func(m *analysis.Metrics) float64 { return f(m.ThroughputMeanPerS) })
@@ -76,7 +76,7 @@ func averageFigure(runs []*run) *figure {
 	}
 	lat := metricBars(runs, latTitle, "seconds", latGet)
 	hasLat := baselineLines(lat, runs, func(b *analysis.Baseline) float64 { return f(b.LatencyMeanS) })
-	caption := "Rates per period (seed 000 Fig. 15): ok requests per second and " + lowerFirst(latTitle) + " of all attempts."
+	caption := "Rates per period (Broadwell 2004, Fig. 15): ok requests per second and " + lowerFirst(latTitle) + " of all attempts."
 	var legend []legendItem
 	if hasTP || hasLat {
 		caption += " Dashed lines: the fault-free baseline (ideal) of each run."
@@ -92,7 +92,7 @@ func lowerFirst(s string) string {
 	return string(s[0]+'a'-'A') + s[1:]
 }
 
-// goodputFigure is seed 000 Fig. 16: both metrics are fractions, 1 is ideal.
+// goodputFigure is Broadwell (2004) Fig. 16: both metrics are fractions, 1 is ideal.
 func goodputFigure(runs []*run) *figure {
 	gp := metricBars(runs, "Goodput", "ok/s ÷ offered/s", func(m *analysis.Metrics) float64 { return f(m.Goodput) })
 	pu := metricBars(runs, "Punctuality", "ideal ÷ observed mean latency", func(m *analysis.Metrics) float64 { return f(m.Punctuality) })
@@ -101,19 +101,19 @@ func goodputFigure(runs []*run) *figure {
 		p.Add(&hlines{ys: []float64{1}, style: line(grey, 1, 5, 3)})
 	}
 	return panelsFigure("goodput-punctuality", "Goodput and punctuality",
-		"Seed 000 Fig. 16: goodput is ok requests per second over offered attempts per second; punctuality is the baseline's mean latency over the period's. Both are 1 when the system is as good as fault-free (dashed line). Punctuality needs a baseline: without one it is missing.",
+		"Broadwell (2004) Fig. 16: goodput is ok requests per second over offered attempts per second; punctuality is the baseline's mean latency over the period's. Both are 1 when the system is as good as fault-free (dashed line). Punctuality needs a baseline: without one it is missing.",
 		[]*plot.Plot{gp, pu}, 2, 2.6*vg.Inch, runLegend(runs))
 }
 
-// demeritsFigure is seed 000 Fig. 19.
+// demeritsFigure is Broadwell (2004) Fig. 19.
 func demeritsFigure(runs []*run) *figure {
 	p := metricBars(runs, "", "demerits", func(m *analysis.Metrics) float64 { return f(m.Demerits) })
 	return panelsFigure("demerits", "Demerits",
-		"User-experience demerits per period (seed 000 Fig. 19): weighted counts of aborted connections, connection errors and timeouts, plus demerits per second of mean latency above the ideal; weights from the scenario.",
+		"User-experience demerits per period (Broadwell 2004, Fig. 19): weighted counts of aborted connections, connection errors and timeouts, plus demerits per second of mean latency above the ideal; weights from the scenario.",
 		[]*plot.Plot{p}, 1, 2.6*vg.Inch, runLegend(runs))
 }
 
-// pExceedFigure is seed 000 Fig. 18: for each period the fraction of
+// pExceedFigure is Broadwell (2004) Fig. 18: for each period the fraction of
 // attempts slower than each threshold; one panel per run, same y axis.
 func pExceedFigure(runs []*run) *figure {
 	cats := periodNames(runs)
@@ -153,7 +153,7 @@ func pExceedFigure(runs []*run) *figure {
 		legend = append(legend, legendItem{Label: "T = " + t.key + " s", Fill: seriesColor(k)})
 	}
 	return panelsFigure("p-exceed", "Threshold probabilities",
-		"Seed 000 Fig. 18: the probability that an attempt waits longer than each threshold T (0.1 s: feels instant; 1 s: flow of thought kept; 10 s: attention lost). A slower attempt counts towards every lower threshold.",
+		"Broadwell (2004) Fig. 18: the probability that an attempt waits longer than each threshold T (0.1 s: feels instant; 1 s: flow of thought kept; 10 s: attention lost). A slower attempt counts towards every lower threshold.",
 		plots, min(len(runs), 2), 2.6*vg.Inch, legend)
 }
 

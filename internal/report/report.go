@@ -44,10 +44,32 @@ func FiguresDir(out string) string {
 func Write(dirs []string, out string) error { return WriteText(dirs, out, nil) }
 
 // WriteText is Write that also prints to text, compactly, the tables that
-// compare many runs (the behaviour table of seed 003 Table 1 and the
+// compare many runs (the behaviour table of Brown and Patterson 2000, Table 1 and the
 // reconstruction trade-off of §4.2) when the runs call for them; it prints
 // nothing otherwise, and nothing at all with a nil text.
 func WriteText(dirs []string, out string, text io.Writer) error {
+	return WriteWith(dirs, out, Options{Text: text})
+}
+
+// Options are the report's choices beyond its inputs and output.
+type Options struct {
+	// Text receives the tables that compare many runs (see WriteText).
+	Text io.Writer
+	// Warn receives, one line each, the differences between the runs
+	// compared that change what their metrics mean; the report shows them
+	// too. nil prints nothing.
+	Warn io.Writer
+	// AllowMixedSchemas sets runs analysed under different schema versions
+	// side by side instead of returning ErrMixedSchemas.
+	AllowMixedSchemas bool
+}
+
+// WriteWith is Write with Options. Runs whose summaries were computed
+// under different schema versions are refused (ErrMixedSchemas) unless
+// opts.AllowMixedSchemas; every other difference in definitions is a
+// warning.
+func WriteWith(dirs []string, out string, opts Options) error {
+	text := opts.Text
 	if len(dirs) == 0 {
 		return errors.New("report: no results directory given")
 	}
@@ -61,6 +83,15 @@ func WriteText(dirs []string, out string, text io.Writer) error {
 		runs = append(runs, r)
 	}
 	uniqueLabels(runs)
+	mixed, warnings := comparability(runs)
+	if mixed != nil && !opts.AllowMixedSchemas {
+		return mixed
+	}
+	if opts.Warn != nil {
+		for _, w := range warnings {
+			fmt.Fprintf(opts.Warn, "warning: %s\n", w)
+		}
+	}
 	figs := figures(runs)
 	figDir := FiguresDir(out)
 	if err := os.MkdirAll(figDir, 0o755); err != nil {
@@ -88,7 +119,7 @@ func WriteText(dirs []string, out string, text io.Writer) error {
 		rendered = append(rendered, renderedFigure{figure: fg, SVG: inlineSVG(svg), Link: filepath.ToSlash(filepath.Join(rel, fg.Name))})
 	}
 	var b bytes.Buffer
-	if err := writeHTML(&b, runs, rendered); err != nil {
+	if err := writeHTML(&b, runs, rendered, warnings); err != nil {
 		return err
 	}
 	if err := writeFile(out, b.Bytes()); err != nil {

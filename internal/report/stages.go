@@ -10,7 +10,7 @@ import (
 	"github.com/faultbench/faultbench/internal/analysis"
 )
 
-// stageNames are the stages of Nagaraja's 7-stage model (seed 001 Fig. 1).
+// stageNames are the stages of Nagaraja's 7-stage model (Nagaraja et al. 2002, Fig. 1).
 var stageNames = []string{"A", "B", "C", "D", "E", "F", "G"}
 
 // stagesFigure draws, per run, the measured ok throughput per window and,
@@ -59,7 +59,7 @@ func stagesFigure(runs []*run) *figure {
 		{Label: "fault active", Fill: faultFill},
 	}
 	return panelsFigure("stages", "Seven-stage model",
-		"The 7-stage piece-wise model of seed 001 Fig. 1 fitted to each fault: from injection, stages A (detection) to G (back to normal), each at its mean throughput. Stages that did not occur have no length. Solid segments were measured, dashed ones supplied (e.g. from the scenario's operator model).",
+		"The 7-stage piece-wise model of Nagaraja et al. (2002) Fig. 1 fitted to each fault: from injection, stages A (detection) to G (back to normal), each at its mean throughput. Stages that did not occur have no length. Solid segments were measured, dashed ones supplied (e.g. from the scenario's operator model).",
 		plots, 1, 2.6*vg.Inch, legend)
 }
 

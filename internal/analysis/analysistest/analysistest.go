@@ -48,6 +48,12 @@ type Spec struct {
 	// requests.csv; Windows also writes windows.csv.
 	Parquet bool
 	Windows bool
+	// Poisson schedules the attempts as a Poisson process of Rate (seeded
+	// exponential gaps) and says arrivals: poisson; else they are even.
+	Poisson bool
+	// Closed writes workload.model: closed (users, no rate): the analysis
+	// then judges throughput by default. The attempts are as otherwise.
+	Closed bool
 }
 
 func (s *Spec) defaults() {
@@ -148,8 +154,17 @@ func writeRequests(dir string, spec Spec) (err error) {
 	windows := record.NewWindowAggregator(spec.WindowS, 60)
 	rng := rand.New(rand.NewPCG(spec.Seed, 1))
 	n := int(math.Round(spec.LengthS() * spec.Rate))
-	for i := 0; i < n; i++ {
-		t := (float64(i) + 0.5) / spec.Rate
+	arrivals := rand.New(rand.NewPCG(spec.Seed, 2))
+	t := 0.0
+	for i := 0; ; i++ {
+		if spec.Poisson {
+			t += arrivals.ExpFloat64() / spec.Rate
+			if t >= spec.LengthS() {
+				break
+			}
+		} else if t = (float64(i) + 0.5) / spec.Rate; i >= n {
+			break
+		}
 		o, lat := spec.Serve(t, rng)
 		r := record.Request{StartS: t, LatencyS: lat, Outcome: o, Node: 1 + i%2, Client: i % 3, Bytes: 1000, Status: 200, Target: "/p/1"}
 		if o != record.OK {
@@ -179,7 +194,14 @@ func Dir(t testing.TB, spec Spec) string {
 func scenarioYAML(s Spec) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: %s\nseed: %d\ncluster: {system: static, nodes: 2}\n", s.Name, s.Seed)
-	fmt.Fprintf(&b, "workload: {rate: %g, arrivals: constant, window: %s}\n", s.Rate, secs(s.WindowS))
+	switch {
+	case s.Closed:
+		fmt.Fprintf(&b, "workload: {model: closed, users: 8, think: 0, window: %s}\n", secs(s.WindowS))
+	case s.Poisson:
+		fmt.Fprintf(&b, "workload: {rate: %g, arrivals: poisson, window: %s}\n", s.Rate, secs(s.WindowS))
+	default:
+		fmt.Fprintf(&b, "workload: {rate: %g, arrivals: constant, window: %s}\n", s.Rate, secs(s.WindowS))
+	}
 	b.WriteString("phases:\n")
 	for _, p := range s.Phases {
 		fmt.Fprintf(&b, "  - {name: %s, duration: %s}\n", p.Name, secs(p.DurationS))

@@ -1,0 +1,385 @@
+package reproduce
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/faultbench/faultbench/internal/record"
+)
+
+// Value is one measured value: a number, or a text (a behaviour class).
+type Value struct {
+	Num    float64
+	Text   string
+	IsText bool
+}
+
+func (v Value) String() string {
+	if v.IsText {
+		return v.Text
+	}
+	return formatNum(v.Num)
+}
+
+// segment is one step of a key path: a field, a list index, or a field
+// holding a list and a [field=value] selector of its element.
+type segment struct {
+	name        string
+	index       int // ≥ 0: a list index
+	selField    string
+	selValue    string
+	hasSelector bool
+}
+
+// parsePath reads "faults.0.class" or
+// "outlier_breakdown[key=cluster.options.state_size].values[value=65536].share".
+func parsePath(p string) ([]segment, error) {
+	var segs []segment
+	var cur strings.Builder
+	depth := 0
+	flush := func() error {
+		s := cur.String()
+		cur.Reset()
+		if s == "" {
+			return fmt.Errorf("key %q has an empty step: write a.b.0.c", p)
+		}
+		seg := segment{index: -1}
+		if i := strings.IndexByte(s, '['); i >= 0 {
+			if !strings.HasSuffix(s, "]") || i == 0 {
+				return fmt.Errorf("key %q: a selector is name[field=value]", p)
+			}
+			sel := s[i+1 : len(s)-1]
+			eq := strings.IndexByte(sel, '=')
+			if eq <= 0 {
+				return fmt.Errorf("key %q: a selector is name[field=value]", p)
+			}
+			seg.name, seg.selField, seg.selValue, seg.hasSelector = s[:i], sel[:eq], sel[eq+1:], true
+		} else if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+			seg.index = n
+		} else {
+			seg.name = s
+		}
+		segs = append(segs, seg)
+		return nil
+	}
+	for _, r := range p {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']':
+			depth--
+			if depth < 0 {
+				return nil, fmt.Errorf("key %q: unbalanced ]", p)
+			}
+		case r == '.' && depth == 0:
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		cur.WriteRune(r)
+	}
+	if depth != 0 {
+		return nil, fmt.Errorf("key %q: unbalanced [", p)
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return segs, nil
+}
+
+// lookupPath walks a decoded JSON document.
+func lookupPath(doc any, key string) (Value, error) {
+	segs, err := parsePath(key)
+	if err != nil {
+		return Value{}, err
+	}
+	cur := doc
+	for i, s := range segs {
+		where := strings.Join(segmentNames(segs[:i+1]), ".")
+		if s.index >= 0 {
+			list, ok := cur.([]any)
+			if !ok || s.index >= len(list) {
+				return Value{}, fmt.Errorf("%s: no element %d", where, s.index)
+			}
+			cur = list[s.index]
+			continue
+		}
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			return Value{}, fmt.Errorf("%s: not an object", where)
+		}
+		next, ok := obj[s.name]
+		if !ok {
+			return Value{}, fmt.Errorf("%s: no such key", where)
+		}
+		cur = next
+		if s.hasSelector {
+			list, ok := cur.([]any)
+			if !ok {
+				return Value{}, fmt.Errorf("%s: not a list", where)
+			}
+			found := false
+			for _, el := range list {
+				if m, ok := el.(map[string]any); ok && scalarText(m[s.selField]) == s.selValue {
+					cur, found = el, true
+					break
+				}
+			}
+			if !found {
+				return Value{}, fmt.Errorf("%s: no element with %s=%s", where, s.selField, s.selValue)
+			}
+		}
+	}
+	switch v := cur.(type) {
+	case json.Number:
+		f, err := v.Float64()
+		if err != nil {
+			return Value{}, fmt.Errorf("%s: %v", key, err)
+		}
+		return Value{Num: f}, nil
+	case string:
+		return Value{Text: v, IsText: true}, nil
+	case bool:
+		if v {
+			return Value{Num: 1}, nil
+		}
+		return Value{Num: 0}, nil
+	case nil:
+		return Value{}, fmt.Errorf("%s is null: the run measured nothing there", key)
+	}
+	return Value{}, fmt.Errorf("%s is not a number or a text", key)
+}
+
+func segmentNames(segs []segment) []string {
+	out := make([]string, len(segs))
+	for i, s := range segs {
+		switch {
+		case s.index >= 0:
+			out[i] = strconv.Itoa(s.index)
+		case s.hasSelector:
+			out[i] = s.name + "[" + s.selField + "=" + s.selValue + "]"
+		default:
+			out[i] = s.name
+		}
+	}
+	return out
+}
+
+func scalarText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case bool:
+		return strconv.FormatBool(v)
+	}
+	return ""
+}
+
+func readJSON(file string) (any, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := decodeJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	return doc, nil
+}
+
+// decodeJSON keeps numbers as json.Number, so integers stay exact.
+func decodeJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc any
+	err := dec.Decode(&doc)
+	return doc, err
+}
+
+// eventSpan is the seconds from the first event of kind from to the first
+// event of kind to after it.
+func eventSpan(file string, span *EventSpan) (float64, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	start := math.NaN()
+	for sc.Scan() {
+		var e struct {
+			TS   float64 `json:"t_s"`
+			Kind string  `json:"kind"`
+		}
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		if math.IsNaN(start) {
+			if e.Kind == span.From {
+				start = e.TS
+			}
+			continue
+		}
+		if e.Kind == span.To {
+			return e.TS - start, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	if math.IsNaN(start) {
+		return 0, fmt.Errorf("%s: no %s event", file, span.From)
+	}
+	return 0, fmt.Errorf("%s: no %s event after %s at %.3f s", file, span.To, span.From, start)
+}
+
+// readValue reads one measurement from a repetition's directory.
+func readValue(kind, dir string, m *Measure, scale float64) (Value, error) {
+	var v Value
+	switch {
+	case m.Events != nil:
+		s, err := eventSpan(filepath.Join(dir, record.EventsFile), m.Events)
+		if err != nil {
+			return Value{}, err
+		}
+		v = Value{Num: s}
+	default:
+		file := filepath.Join(dir, record.SummaryFile)
+		switch kind {
+		case KindModel:
+			file = filepath.Join(dir, ModelFile)
+		case KindSweep:
+			file = filepath.Join(dir, "sweep.json")
+		}
+		doc, err := readJSON(file)
+		if err != nil {
+			return Value{}, err
+		}
+		if v, err = lookupPath(doc, m.Key); err != nil {
+			return Value{}, fmt.Errorf("%s: %v", file, err)
+		}
+	}
+	if v.IsText {
+		if m.Unscale || m.Factor != 0 || m.Per != nil {
+			return Value{}, fmt.Errorf("%s is the text %q: unscale, factor and per need a number", m.Key, v.Text)
+		}
+		return v, nil
+	}
+	if m.Unscale && scale > 0 {
+		v.Num /= scale
+	}
+	if m.Factor != 0 {
+		v.Num *= m.Factor
+	}
+	return v, nil
+}
+
+// Aggregated is a claim's measurement over its repetitions.
+type Aggregated struct {
+	Value  Value
+	Values []Value
+	How    string // median, mode, min, max
+	Min    float64
+	Max    float64
+	Counts map[string]int // texts: how many repetitions gave each
+}
+
+// aggregate reduces repetitions' values. Numbers: the median (of an even
+// count, the mean of the middle two) unless how says min or max; texts:
+// the most frequent, ties to the one seen first.
+func aggregate(vals []Value, how string) (Aggregated, error) {
+	if len(vals) == 0 {
+		return Aggregated{}, errors.New("no value")
+	}
+	a := Aggregated{Values: vals}
+	texts := 0
+	for _, v := range vals {
+		if v.IsText {
+			texts++
+		}
+	}
+	if texts > 0 && texts < len(vals) {
+		return Aggregated{}, errors.New("repetitions gave texts and numbers")
+	}
+	if texts > 0 {
+		if how != "" && how != "mode" {
+			return Aggregated{}, fmt.Errorf("texts aggregate by mode, not %s", how)
+		}
+		a.How, a.Counts = "mode", map[string]int{}
+		best := ""
+		for _, v := range vals {
+			a.Counts[v.Text]++
+			if best == "" || a.Counts[v.Text] > a.Counts[best] {
+				best = v.Text
+			}
+		}
+		a.Value = Value{Text: best, IsText: true}
+		return a, nil
+	}
+	nums := make([]float64, len(vals))
+	for i, v := range vals {
+		nums[i] = v.Num
+	}
+	sort.Float64s(nums)
+	a.Min, a.Max = nums[0], nums[len(nums)-1]
+	switch how {
+	case "", "median":
+		a.How = "median"
+		mid := len(nums) / 2
+		if len(nums)%2 == 1 {
+			a.Value = Value{Num: nums[mid]}
+		} else {
+			a.Value = Value{Num: (nums[mid-1] + nums[mid]) / 2}
+		}
+	case "min":
+		a.How, a.Value = "min", Value{Num: a.Min}
+	case "max":
+		a.How, a.Value = "max", Value{Num: a.Max}
+	default:
+		return Aggregated{}, fmt.Errorf("numbers aggregate by median, min or max, not %s", how)
+	}
+	return a, nil
+}
+
+// String is "C-1 (3 of 3)", "C-1 (2 of 3; C-2 ×1)", "8.1 (median of 3, 7.9–8.4)".
+func (a Aggregated) String() string {
+	n := len(a.Values)
+	if a.Value.IsText {
+		var others []string
+		keys := make([]string, 0, len(a.Counts))
+		for k := range a.Counts {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if k != a.Value.Text {
+				others = append(others, fmt.Sprintf("%s ×%d", k, a.Counts[k]))
+			}
+		}
+		s := fmt.Sprintf("%s (%d of %d", a.Value.Text, a.Counts[a.Value.Text], n)
+		if len(others) > 0 {
+			s += "; " + strings.Join(others, ", ")
+		}
+		return s + ")"
+	}
+	if n == 1 {
+		return formatNum(a.Value.Num)
+	}
+	if a.Min == a.Max {
+		return fmt.Sprintf("%s (%s of %d)", formatNum(a.Value.Num), a.How, n)
+	}
+	return fmt.Sprintf("%s (%s of %d, %s to %s)", formatNum(a.Value.Num), a.How, n, formatNum(a.Min), formatNum(a.Max))
+}

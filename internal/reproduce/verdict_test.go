@@ -1,0 +1,174 @@
+package reproduce
+
+import (
+	"math"
+	"testing"
+)
+
+func f(v float64) *float64 { return &v }
+
+func num(v float64) Value        { return Value{Num: v} }
+func text(s string) Value        { return Value{Text: s, IsText: true} }
+func pubNum(v float64) Published { return Published{Num: v} }
+
+func TestJudgeNumber(t *testing.T) {
+	c := &Claim{Rule: RuleNumber, Published: pubNum(100), Tolerance: Tolerance{Abs: f(10)}}
+	cases := []struct {
+		v    float64
+		want Verdict
+	}{
+		{100, Agrees}, {110, Agrees}, {90, Agrees}, // the tolerance's edge agrees
+		{110.5, Close}, {120, Close}, {80, Close}, // close defaults to twice the tolerance
+		{120.5, Differs}, {0, Differs},
+	}
+	for _, tc := range cases {
+		if got, err := judge(c, num(tc.v)); err != nil || got != tc.want {
+			t.Errorf("published 100 ±10, measured %v: %s %v, want %s", tc.v, got, err, tc.want)
+		}
+	}
+	// Relative tolerances and an explicit close tolerance.
+	c = &Claim{Rule: RuleNumber, Published: pubNum(446.8), Tolerance: Tolerance{Abs: f(0.1), CloseRel: f(0.01)}}
+	for v, want := range map[float64]Verdict{446.75: Agrees, 446.9: Agrees, 445.714: Close, 440: Differs} {
+		if got, _ := judge(c, num(v)); got != want {
+			t.Errorf("446.8 ±0.1 (close 1%%), measured %v: %s, want %s", v, got, want)
+		}
+	}
+	c = &Claim{Rule: RuleNumber, Published: pubNum(4), Tolerance: Tolerance{Rel: f(0.25), CloseRel: f(0.5)}}
+	for v, want := range map[float64]Verdict{4.916: Agrees, 5: Agrees, 5.01: Close, 6: Close, 7.45: Differs, 1.9: Differs} {
+		if got, _ := judge(c, num(v)); got != want {
+			t.Errorf("4 ±25%% (close 50%%), measured %v: %s, want %s", v, got, want)
+		}
+	}
+	// A published zero with an absolute tolerance.
+	c = &Claim{Rule: RuleNumber, Published: pubNum(0), Tolerance: Tolerance{Abs: f(0.05), CloseAbs: f(0.2)}}
+	for v, want := range map[float64]Verdict{0: Agrees, 0.05: Agrees, 0.1: Close, 0.3: Differs} {
+		if got, _ := judge(c, num(v)); got != want {
+			t.Errorf("0 ±0.05, measured %v: %s, want %s", v, got, want)
+		}
+	}
+	if got, err := judge(c, text("C-1")); got != Failed || err == nil {
+		t.Errorf("a text against rule number: %s %v", got, err)
+	}
+	if got, err := judge(c, num(math.NaN())); got != Failed || err == nil {
+		t.Errorf("NaN: %s %v", got, err)
+	}
+}
+
+func TestJudgeRange(t *testing.T) {
+	c := &Claim{Rule: RuleRange, Published: Published{Lo: 0.99, Hi: 0.998, IsRange: true}, Tolerance: Tolerance{CloseAbs: f(0.0005)}}
+	for v, want := range map[float64]Verdict{0.99: Agrees, 0.995: Agrees, 0.998: Agrees, 0.9984: Close, 0.9896: Close, 0.9988: Differs, 0.95: Differs} {
+		if got, _ := judge(c, num(v)); got != want {
+			t.Errorf("[0.99, 0.998], measured %v: %s, want %s", v, got, want)
+		}
+	}
+	// An open range: "over 7 times", close within a quarter of 7.
+	c = &Claim{Rule: RuleRange, Published: Published{Lo: 7, Hi: math.Inf(1), IsRange: true}, Tolerance: Tolerance{CloseRel: f(0.25)}}
+	for v, want := range map[float64]Verdict{7: Agrees, 70: Agrees, 5.25: Close, 2.8: Differs} {
+		if got, _ := judge(c, num(v)); got != want {
+			t.Errorf("≥ 7, measured %v: %s, want %s", v, got, want)
+		}
+	}
+	// Without a close tolerance, outside is differs.
+	c.Tolerance = Tolerance{}
+	if got, _ := judge(c, num(6.99)); got != Differs {
+		t.Errorf("≥ 7 without close, 6.99: %s", got)
+	}
+}
+
+func TestJudgeClassAndEqual(t *testing.T) {
+	c := &Claim{Rule: RuleClass, Published: Published{Text: "C-2", IsText: true}}
+	for v, want := range map[string]Verdict{"C-2": Agrees, "C-1": Close, "C": Close, "A": Differs, "D": Differs, "B": Differs} {
+		if got, _ := judge(c, text(v)); got != want {
+			t.Errorf("class C-2, measured %s: %s, want %s", v, got, want)
+		}
+	}
+	if got, err := judge(c, num(1)); got != Failed || err == nil {
+		t.Errorf("a number against rule class: %s %v", got, err)
+	}
+	e := &Claim{Rule: RuleEqual, Published: pubNum(0)}
+	if got, _ := judge(e, num(0)); got != Agrees {
+		t.Errorf("equal 0, 0: %s", got)
+	}
+	if got, _ := judge(e, num(1)); got != Differs {
+		t.Errorf("equal 0, 1: %s", got)
+	}
+	if got, _ := judge(e, text("0")); got != Failed {
+		t.Errorf("equal 0, the text 0: %s", got)
+	}
+}
+
+func TestAggregate(t *testing.T) {
+	a, err := aggregate([]Value{num(3), num(1), num(2)}, "")
+	if err != nil || a.Value.Num != 2 || a.Min != 1 || a.Max != 3 || a.How != "median" {
+		t.Fatalf("median of 3, 1, 2: %+v %v", a, err)
+	}
+	if s := a.String(); s != "2 (median of 3, 1 to 3)" {
+		t.Errorf("text %q", s)
+	}
+	a, _ = aggregate([]Value{num(4), num(1), num(2), num(3)}, "median")
+	if a.Value.Num != 2.5 {
+		t.Errorf("median of four: %v", a.Value.Num)
+	}
+	a, _ = aggregate([]Value{num(4), num(1), num(2)}, "max")
+	if a.Value.Num != 4 {
+		t.Errorf("max: %v", a.Value.Num)
+	}
+	a, _ = aggregate([]Value{num(4), num(1), num(2)}, "min")
+	if a.Value.Num != 1 {
+		t.Errorf("min: %v", a.Value.Num)
+	}
+	a, _ = aggregate([]Value{num(7)}, "")
+	if s := a.String(); s != "7" {
+		t.Errorf("one repetition: %q", s)
+	}
+	// Texts: the most frequent; a tie goes to the first seen.
+	a, err = aggregate([]Value{text("C-2"), text("C-1"), text("C-1")}, "")
+	if err != nil || a.Value.Text != "C-1" || a.Counts["C-2"] != 1 {
+		t.Fatalf("mode: %+v %v", a, err)
+	}
+	if s := a.String(); s != "C-1 (2 of 3; C-2 ×1)" {
+		t.Errorf("text %q", s)
+	}
+	a, _ = aggregate([]Value{text("D"), text("C-2")}, "")
+	if a.Value.Text != "D" {
+		t.Errorf("tie: %s", a.Value.Text)
+	}
+	if _, err := aggregate([]Value{text("D"), num(1)}, ""); err == nil {
+		t.Error("texts and numbers mixed: no error")
+	}
+	if _, err := aggregate([]Value{text("D")}, "median"); err == nil {
+		t.Error("median of texts: no error")
+	}
+	if _, err := aggregate(nil, ""); err == nil {
+		t.Error("no values: no error")
+	}
+}
+
+func TestLookupPath(t *testing.T) {
+	doc, err := decodeJSON([]byte(`{"faults":[{"class":"C-1","failure_duration_s":21.5}],
+		"outlier_histogram":[{"label":"<1%","fraction":0.12},{"label":"1-2%","fraction":0.5}],
+		"points":[{"label":"1/day","result":{"average_availability":0.9988}}],
+		"outlier_breakdown":[{"key":"cluster.options.state_size","values":[{"value":"16","share":0.4},{"value":"65536","share":0.15}]}],
+		"phases":{"fault":{"goodput":null}},"complete":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]Value{
+		"faults.0.class":                                  text("C-1"),
+		"faults.0.failure_duration_s":                     num(21.5),
+		"outlier_histogram[label=<1%].fraction":           num(0.12),
+		"points[label=1/day].result.average_availability": num(0.9988),
+		"outlier_breakdown[key=cluster.options.state_size].values[value=65536].share": num(0.15),
+		"complete": num(1),
+	} {
+		got, err := lookupPath(doc, key)
+		if err != nil || got != want {
+			t.Errorf("%s: %v %v, want %v", key, got, err, want)
+		}
+	}
+	for _, key := range []string{"faults.1.class", "faults.0.nope", "phases.fault.goodput", "outlier_histogram[label=9%].fraction", "faults.x", "a..b", "a[b", "a[b]"} {
+		if _, err := lookupPath(doc, key); err == nil {
+			t.Errorf("%s: no error", key)
+		}
+	}
+}
