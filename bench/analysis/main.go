@@ -7,7 +7,8 @@
 //
 // With -analyze the command runs exactly what `faultbench analyze DIR` runs
 // (analysis.Analyze then analysis.Write) in a fresh process and prints the
-// elapsed time, requests per second and the process's peak RSS.
+// elapsed time, requests per second, the process's CPU time (user and
+// system: on a shared machine the steadier figure) and its peak RSS.
 //
 // The run is Broadwell's shape (warm-up, fault, recovery, post) at a rate
 // chosen so the rows fill 300 s: a log-normal latency body, timeouts and
@@ -68,8 +69,10 @@ func timeAnalyze(dir string) error {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	n := sum.Run.Attempts
-	fmt.Printf("rows %d  elapsed %.2fs  %.2fM requests/s  peak RSS %.0f MiB  (GOMAXPROCS %d)\n",
-		n, elapsed.Seconds(), float64(n)/elapsed.Seconds()/1e6, float64(ru.Maxrss)/1024, runtime.GOMAXPROCS(0))
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	fmt.Printf("rows %d  elapsed %.2fs  %.2fM requests/s  CPU %.2fs (%.0f ns a request)  peak RSS %.0f MiB  (GOMAXPROCS %d)\n",
+		n, elapsed.Seconds(), float64(n)/elapsed.Seconds()/1e6, cpu.Seconds(), float64(cpu.Nanoseconds())/float64(n),
+		float64(ru.Maxrss)/1024, runtime.GOMAXPROCS(0))
 	return nil
 }
 

@@ -1,18 +1,20 @@
 #!/bin/sh
-# Times `faultbench analyze` on 1M- and 10M-request runs and, side by side,
-# two peers on the same 1M requests as CSV: mawk computing only the mean
-# latency (one pass: a floor for any CSV analysis) and the sort-based exact
-# p99 a user would script (sort -g). Prints wall time and peak RSS
-# (/usr/bin/time) for each; docs/benchmarks.md ("Analysis") records them.
+# Times `faultbench analyze` on 1M- and 10M-request runs (ROWS: which) and,
+# side by side, two peers on the same 1M requests as CSV: mawk computing
+# only the mean latency (one pass: a floor for any CSV analysis) and the
+# sort-based exact p99 a user would script (sort -g). Prints wall time, CPU
+# time (user, system) and peak RSS (/usr/bin/time) for each;
+# docs/benchmarks.md ("Analysis") records them.
 #
 #   sh bench/analysis/run.sh [WORKDIR]     # default /tmp/faultbench-bench-analysis
+#   ROWS="1000000 10000000 100000000" sh bench/analysis/run.sh   # and 100M (2 GB)
 set -eu
 W=${1:-/tmp/faultbench-bench-analysis}
 mkdir -p "$W"
 go build -o "$W/faultbench" ./cmd/faultbench
 go build -o "$W/gen" ./bench/analysis
-T='%e s wall, %M KB peak RSS'
-for rows in 1000000 10000000; do
+T='%e s wall, %U s user, %S s sys, %M KB peak RSS'
+for rows in ${ROWS:-1000000 10000000}; do
 	[ -f "$W/r$rows/requests.parquet" ] || "$W/gen" -rows $rows -o "$W/r$rows"
 	for i in 1 2 3; do
 		/usr/bin/time -f "analyze parquet $rows: $T" "$W/faultbench" analyze "$W/r$rows" >/dev/null 2>"$W/err" || true

@@ -1,5 +1,5 @@
 // Command loadgen measures faultbench's load generator side by side with wrk
-// against one nginx on loopback (DESIGN §7: real peers, ratios).
+// against one nginx on loopback (docs/architecture.md: real peers, ratios).
 //
 //	go run ./bench/loadgen            # the whole comparison, a few minutes
 //	go run ./bench/loadgen -reps 1 -duration 2s   # a quick look

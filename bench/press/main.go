@@ -2,7 +2,7 @@
 // serving the same page set on the same machine, both driven by the same
 // load generator (wrk, one instance per node address, in one run), and
 // measures each press node's memory (RSS) on the default page set
-// (docs/benchmarks.md, "PRESS"; DESIGN §7: real peers, ratios).
+// (docs/benchmarks.md, "PRESS"; docs/architecture.md: real peers, ratios).
 //
 //	go build -o /tmp/fb ./cmd/faultbench
 //	go run ./bench/press -fb /tmp/fb [-rounds 5] [-d 5s] [-close]
@@ -38,9 +38,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/faultbench/faultbench/internal/fault"
 	"github.com/faultbench/faultbench/internal/pageset"
 	"github.com/faultbench/faultbench/internal/systems/press"
 	"github.com/faultbench/faultbench/internal/testbed"
+	"github.com/faultbench/faultbench/internal/testbed/local"
 )
 
 type options struct {
@@ -209,10 +211,10 @@ func luaScript(pages int, closeConn bool) string {
 }
 
 type cluster struct {
-	c     *testbed.Cluster
+	c     *local.Processes
 	rig   testbed.Rig
 	addrs []string
-	tgt   *press.Cluster
+	tgt   press.ControlLever
 }
 
 func (c *cluster) stop() {
@@ -225,16 +227,31 @@ func (c *cluster) stop() {
 func startPress(o options, mode string, pages, port int, dir string) (*cluster, error) {
 	spec := testbed.Spec{System: press.Kind, Mode: mode, Nodes: 4, Port: port, Dir: dir, Pages: pages, PageSize: o.pageSize,
 		Executable: o.fb, ReadyTimeout: 15 * time.Second, Options: map[string]string{"events": "none"}}
-	rig, err := testbed.PrepareSystem(&spec, 1)
+	system, err := testbed.LookupSystem(press.Kind)
 	if err != nil {
 		return nil, err
 	}
-	c, err := testbed.StartLocal(context.Background(), spec, nil)
+	plan, err := local.Backend{}.Plan(spec)
+	if err != nil {
+		return nil, err
+	}
+	rig, err := system.Rig(&spec, plan, 1)
+	if err != nil {
+		return nil, err
+	}
+	started, err := local.Backend{}.Start(context.Background(), spec, plan, nil)
 	if err != nil {
 		rig.Close()
 		return nil, fmt.Errorf("press %s: %w", mode, err)
 	}
-	out := &cluster{c: c, rig: rig, tgt: rig.Target(c).(*press.Cluster)}
+	c := started.(*local.Processes)
+	tgt, ok := fault.As[press.ControlLever](rig.Target(c))
+	if !ok {
+		c.Stop()
+		rig.Close()
+		return nil, fmt.Errorf("press %s: the rig offers no control lever", mode)
+	}
+	out := &cluster{c: c, rig: rig, tgt: tgt}
 	for _, n := range c.Nodes() {
 		out.addrs = append(out.addrs, n.Addr)
 	}
@@ -300,7 +317,7 @@ func memory(o options, dir string) error {
 	return nil
 }
 
-func status(c *press.Cluster, node int) (press.Status, error) {
+func status(c press.ControlLever, node int) (press.Status, error) {
 	var st press.Status
 	addr, token, err := c.PressControl(node)
 	if err != nil {
@@ -363,10 +380,16 @@ func startNginx(o options, dir string) (*nginxProc, error) {
 			return nil, err
 		}
 	}
+	// Four hosts of the local backend's plan, numbered apart from press's
+	// own nodes (FirstHost 41), so both can run at once.
+	plan, err := local.Backend{}.Plan(testbed.Spec{System: "static", Nodes: 4, FirstHost: 41})
+	if err != nil {
+		return nil, err
+	}
 	n := &nginxProc{}
 	var listen strings.Builder
-	for i := range 4 {
-		a := fmt.Sprintf("127.0.0.%d:8380", 41+i)
+	for _, h := range plan.Hosts {
+		a := net.JoinHostPort(h, "8380")
 		n.addrs = append(n.addrs, a)
 		fmt.Fprintf(&listen, "        listen %s backlog=4096;\n", a)
 	}

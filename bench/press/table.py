@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tabulates PRESS runs like seed 000 Table 2: per fault and mode, the fault
+"""Tabulates PRESS runs like Broadwell (2004) Table 2: per fault and mode, the fault
 duration, the failure duration and the behaviour class from summary.json,
 plus the mean ok throughput as a fraction of the baseline during the fault
 phase. Durations are divided by the run's time scale (read from the run's

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Writes examples/raid-*.yaml: the availability benchmarks of seed 003
+"""Writes examples/raid-*.yaml: the availability benchmarks of Brown and Patterson (2000)
 (Brown & Patterson, "Towards Availability Benchmarks"), one file per
 experiment, all from the shapes below so the files stay consistent. Run from
 the repository root:
 
     python3 bench/raid/examples.py
 
-Micro-benchmarks (seed 003 §4.1, Table 1): one fault into active disk 2 of a
+Micro-benchmarks (Brown and Patterson 2000, §4.1, Table 1): one fault into active disk 2 of a
 4+1 RAID-5 under a read-mostly web load, no operator; 15 faults × 3
 transient policies = 45 files raid-micro-<fault>-<policy>.yaml. Each policy
 column runs with the reconstruction of the system it is after, so the table
@@ -31,7 +31,7 @@ inside every run at --time-scale 0.2 and at 1.
 """
 import os
 
-# The load (seed 003 §3.3: "just short of the saturation point"): a knee
+# The load (Brown and Patterson 2000, §3.3: "just short of the saturation point"): a knee
 # search against the started array before the run, then the run at a
 # fraction of the knee.
 #
@@ -95,7 +95,7 @@ HEADER = """# {title}
 #
 {story}
 #
-# Array (seed 003 §3.2, scaled down): 4 active disks + 1 hot spare, RAID-5,
+# Array (Brown and Patterson 2000, §3.2, scaled down): 4 active disks + 1 hot spare, RAID-5,
 # left-symmetric, 32 KiB chunks, 32 MiB per disk, 2 ms per disk command
 # (one command at a time per disk: the disks, not the CPU, saturate), 2 s
 # command timeout. The web front end serves 2,000 pages of 26 KiB from the
@@ -182,7 +182,7 @@ def micro(fault, policy):
         # the duration only bounds how long it may wait to fire.
         entry = f"  - {{type: {typ}, node: 1, disk: 2, at: {MICRO_WARMUP}s, duration: {MICRO_FAULT - 10}s, mode: transient}}"
         how = "transient: it fires once, on the next matching command"
-    story = f"""Seed 003 Table 1, row "{row}", under the {policy} transient policy
+    story = f"""Brown and Patterson (2000) Table 1, row "{row}", under the {policy} transient policy
 (after {after}; reconstruction {recon}, {'automatic' if auto else 'manual'}).
 {typ} into active disk 2 at {MICRO_WARMUP} s, {how}.
 No operator: the run shows what the array does by itself (A: nothing
@@ -222,7 +222,7 @@ def macro_reconstruction(policy):
     ]
     if not auto:
         faults.append(f"  - {{type: start-reconstruction, node: 1, disk: 0, at: {replace + ADMIN_DELAY}s}}   # (5) rebuild onto a new disk, 6 min later")
-    story = f"""Seed 003 §4.2 scenario 1 (reconstruction), {after}.
+    story = f"""Brown and Patterson (2000) §4.2 scenario 1 (reconstruction), {after}.
 (1) active disk 2 loses power at {fail1} s; (2) the volume rebuilds onto the
 hot spare ({'at once' if auto else f'when the administrator starts it, {ADMIN_DELAY} s later'});
 (3) at {fail2} s the spare, now a member, loses power too; (4) at {replace} s
@@ -243,7 +243,7 @@ def macro_double_failure():
         f"  - {{type: replace-disk, node: 1, disk: 3, at: {reinsert}s, params: {{reinsert: \"true\"}}}}   # (4) puts disk 3 back",
         f"  - {{type: start-reconstruction, node: 1, disk: 0, at: {force}s, params: {{force: \"true\"}}}}   # and forces the volume",
     ])
-    story = f"""Seed 003 §4.2 scenario 2 (double failure), threshold policy, low-rate
+    story = f"""Brown and Patterson (2000) §4.2 scenario 2 (double failure), threshold policy, low-rate
 automatic rebuild. (1) active disk 2 loses power at {fail} s; (2) the volume
 starts rebuilding onto the spare (~22 s at the low rate); (3) at {pull} s, during
 the rebuild, the administrator pulls live disk 3 instead of the dead one: two

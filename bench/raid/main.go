@@ -2,7 +2,7 @@
 // file-backed emulated disks, beside the same workload on one backing file
 // (the overhead of RAID), healthy and degraded, and the reconstruction
 // speed at each priority, idle and under a random-read load (how much the
-// foreground loses while the array rebuilds: the trade-off of seed 003 §4.2).
+// foreground loses while the array rebuilds: the trade-off of Brown and Patterson 2000, §4.2).
 // docs/benchmarks.md ("RAID") records its output.
 //
 //	go run ./bench/raid [-dir DIR] [-disk-size 64MiB] [-time 2s]

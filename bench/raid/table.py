@@ -2,7 +2,7 @@
 """Tabulates the RAID availability benchmarks (examples/raid-*.yaml) from
 their results directories, for docs/raid.md:
 
-1. the micro-benchmarks like seed 003 Table 1: fault x transient policy ->
+1. the micro-benchmarks like Brown and Patterson (2000) Table 1: fault x transient policy ->
    behaviour class. The first table is the class of summary.json
    (faults[].class: the ok throughput against the warm-up's band, refined
    by the redundancy series, docs/metrics.md) — what `faultbench report`

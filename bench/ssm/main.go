@@ -48,7 +48,7 @@ func main() {
 	redisPort := flag.Int("redis-port", 16399, "port for the private redis-server on 127.0.0.1")
 	timeout := flag.Duration("timeout", 60*time.Millisecond, "stub timeout")
 	overload := flag.Bool("overload", false, "instead: sweep offered load past saturation, with and without protection")
-	appMode := flag.Bool("app", false, "instead: the session front end over its ssm, memory and file backends (seed 004 §6)")
+	appMode := flag.Bool("app", false, "instead: the session front end over its ssm, memory and file backends (Ling, Kiciman and Fox 2004, §6)")
 	rateList := flag.String("rates", "200,300,400,500,600,800,1000,1500,2000,3000", "-overload: offered writes/s, multiples of 100")
 	flag.Parse()
 	for _, f := range strings.Split(*rateList, ",") {
@@ -308,7 +308,7 @@ func benchRedis(clients, n, size, port int) (set, get result, err error) {
 // slowed to 2 ms a message (≈500 writes/s, every write going to all 3),
 // with protection (AIMD windows + expired-request discard) and without, and
 // prints the steady-state goodput (writes acknowledged within the timeout,
-// second half of each 2 s step) — seed 004 Figures 11 and 12 in small.
+// second half of each 2 s step) — Ling, Kiciman and Fox (2004) Figures 11 and 12 in small.
 func sweep(timeout time.Duration) error {
 	fmt.Printf("3 in-process bricks, 2 ms per message (capacity ≈ 500 writes/s), W=3 WQ=2, 1 KB values, timeout %v\n\n", timeout)
 	fmt.Println("| offered writes/s | goodput protected | goodput unprotected |")

@@ -1,7 +1,7 @@
 // Command sweep runs SSM's two load curves through `faultbench run`, at a
 // small time scale, and draws them:
 //
-//   - seed 004 Fig. 17 (§6): latency as users grow, for the session front
+//   - Ling, Kiciman and Fox (2004) Fig. 17 (§6): latency as users grow, for the session front
 //     end over its three backends (memory, file, ssm), from
 //     examples/ssm-app-{memory,file,ssm}.yaml without their crash. Each user
 //     makes one request every -think (a user of the paper listened to an
@@ -274,7 +274,7 @@ func addLine(p *plot.Plot, label string, c color.Color, dashed bool, xy plotter.
 
 func appFigure(app map[string][]point, think time.Duration, file string) error {
 	p := plot.New()
-	p.Title.Text = "Session front end: latency as users grow (seed 004 Fig. 17)"
+	p.Title.Text = "Session front end: latency as users grow (Ling, Kiciman and Fox 2004, Fig. 17)"
 	p.X.Label.Text = fmt.Sprintf("users (each one request per %v)", think)
 	p.Y.Label.Text = "latency (ms, log)"
 	p.Y.Scale = plot.LogScale{}
@@ -309,7 +309,7 @@ func placeLegend(p *plot.Plot) {
 
 func overloadFigure(overload map[string][]point, file string) error {
 	p := plot.New()
-	p.Title.Text = "Overload: goodput against offered load (seed 004 Figs. 11-12)"
+	p.Title.Text = "Overload: goodput against offered load (Ling, Kiciman and Fox 2004, Figs. 11-12)"
 	p.X.Label.Text = "offered load (requests/s)"
 	p.Y.Label.Text = "requests/s"
 	label := map[string]string{"basic": "basic", "aimd": "protected"}

@@ -1,0 +1,776 @@
+// Command runpeers measures `faultbench run` — the whole pipeline a user
+// runs: scheduler, driver, recorder, segments, windows — side by side with
+// wrk and vegeta against the same nginx, in one sitting (docs/benchmarks.md,
+// "faultbench run beside wrk and vegeta").
+//
+//	go run ./bench/runpeers                         # both connection modes, 3 repetitions
+//	go run ./bench/runpeers -reps 1 -duration 4s    # a quick look
+//	go run ./bench/runpeers -profile /tmp/prof      # pprof of faultbench run at 30k/s keep-alive, 10k/s new connections
+//
+// The server is Debian's nginx-light, one worker, master_process off,
+// serving one 26 KiB page; it is pinned to -srv-cpu and every generator to
+// -gen-cpu with taskset, so a generator's CPU cannot starve the server it
+// measures (the pinning is printed with the results). faultbench runs the
+// nginx itself, as a user would, through `system: command`; the peers get
+// the same configuration on another port.
+//
+// For each mode (keep-alive with -conns connections; a new connection per
+// request with "Connection: close") it measures:
+//
+//   - wrk -t1 -c CONNS: its closed-loop rate, the ceiling of the server;
+//   - vegeta attack (open loop, every result written to a file, like
+//     faultbench) and faultbench run: the highest rate sustained, found by
+//     doubling and then bisecting, where sustained means every arrival
+//     recorded (none refused by the generator, none cut short), at least
+//     99% of them ok, and an ok rate at least 97% of the offered one;
+//   - each tool's CPU per request: CPU time of the generator's process
+//     over the load (for faultbench only the load phase, sampled from
+//     /proc, so cluster start-up, analysis and report are not counted),
+//     divided by the requests it completed.
+//
+// Every figure is the median of -reps searches; the machine is shared, so
+// the ratios, taken in the same sitting, are what to quote.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type options struct {
+	duration       time.Duration
+	reps           int
+	modes          []string
+	conns          int
+	clients        int
+	pageBytes      int
+	start          float64
+	genCPU, srvCPU string
+	faultbench     string
+	vegeta         string
+	wrk            string
+	nginx          string
+	work           string
+	profileDir     string
+	profileRates   map[string]float64
+	lagRate        float64
+	compare        string
+	fixedRates     map[string]float64
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "runpeers:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var o options
+	var modes, profKA, profNew string
+	flag.DurationVar(&o.duration, "duration", 6*time.Second, "length of each measured run (faultbench's one phase)")
+	flag.IntVar(&o.reps, "reps", 3, "repetitions of each search (medians reported)")
+	flag.StringVar(&modes, "modes", "keepalive,new", "connection modes: keepalive, new")
+	flag.IntVar(&o.conns, "conns", 32, "keep-alive connections of every tool (wrk -c, vegeta -max-connections, faultbench max_conns over its clients)")
+	flag.IntVar(&o.clients, "clients", 2, "faultbench's client emulators")
+	flag.IntVar(&o.pageBytes, "page-bytes", 26*1024, "size of the page served")
+	flag.Float64Var(&o.start, "start", 4000, "first rate of each search, requests/s")
+	flag.StringVar(&o.genCPU, "gen-cpu", "0", "CPU list every generator is pinned to (taskset -c)")
+	flag.StringVar(&o.srvCPU, "srv-cpu", "1", "CPU list nginx is pinned to")
+	flag.StringVar(&o.faultbench, "faultbench", "", "faultbench binary (default: built from this repository)")
+	flag.StringVar(&o.vegeta, "vegeta", "", "vegeta binary (default: vegeta on PATH, else go install github.com/tsenart/vegeta/v12@v12.13.0)")
+	flag.StringVar(&o.wrk, "wrk", "wrk", "wrk binary")
+	flag.StringVar(&o.nginx, "nginx", "/usr/sbin/nginx", "nginx binary")
+	flag.StringVar(&o.profileDir, "profile", "", "only profile: run faultbench once per mode with --cpuprofile/--memprofile into this directory")
+	flag.StringVar(&profKA, "profile-keepalive", "30000", "rate profiled with keep-alive")
+	flag.StringVar(&profNew, "profile-new", "10000", "rate profiled with new connections")
+	flag.Float64Var(&o.lagRate, "lag-rate", 20000, "rate of the keep-alive send-lag run (0: skip it)")
+	flag.StringVar(&o.compare, "compare", "", "only compare: run this other faultbench binary and -faultbench alternately at the -profile-* rates, -reps times, and report each one's CPU per request")
+	flag.Parse()
+	for _, m := range strings.Split(modes, ",") {
+		if m != "keepalive" && m != "new" {
+			return fmt.Errorf("-modes: unknown mode %q (keepalive, new)", m)
+		}
+		o.modes = append(o.modes, m)
+	}
+	o.profileRates = map[string]float64{}
+	for mode, v := range map[string]string{"keepalive": profKA, "new": profNew} {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r <= 0 {
+			return fmt.Errorf("-profile-%s: %q is not a rate", mode, v)
+		}
+		o.profileRates[mode] = r
+	}
+	if o.conns < o.clients || o.conns%o.clients != 0 {
+		return fmt.Errorf("-conns %d must be a multiple of -clients %d (faultbench's max_conns is per client)", o.conns, o.clients)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	work, err := os.MkdirTemp("", "faultbench-runpeers-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	os.Chmod(work, 0o755) // nginx workers may run as another user when we are root
+	o.work = work
+	if err := o.resolveBinaries(ctx); err != nil {
+		return err
+	}
+	if err := writeSite(work, o.pageBytes); err != nil {
+		return err
+	}
+
+	fmt.Printf("# runpeers: %s, %d cores, load average %s\n", time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), loadAverage())
+	fmt.Printf("# nginx 1 worker (master_process off) pinned to CPU %s, one %d-byte page; every generator pinned to CPU %s\n", o.srvCPU, o.pageBytes, o.genCPU)
+	fmt.Printf("# runs of %v, %d keep-alive connections, faultbench %d clients, median of %d\n\n", o.duration, o.conns, o.clients, o.reps)
+
+	if o.profileDir != "" {
+		return o.profile(ctx)
+	}
+	if o.compare != "" {
+		return o.compareBinaries(ctx)
+	}
+
+	peer, err := startNginx(o, work)
+	if err != nil {
+		return err
+	}
+	defer peer.stop()
+
+	results := map[string]*modeResult{}
+	for rep := range o.reps {
+		for _, mode := range o.modes {
+			res := results[mode]
+			if res == nil {
+				res = &modeResult{}
+				results[mode] = res
+			}
+			w, err := o.wrkTrial(ctx, peer.addr, mode)
+			if err != nil {
+				return err
+			}
+			res.wrk = append(res.wrk, w)
+			fmt.Fprintf(os.Stderr, "rep %d %s: wrk %.0f/s, %.1f µs/req\n", rep+1, mode, w.rate, w.cpuPerReq*1e6)
+			v, err := search(ctx, "vegeta "+mode, o.start, func(rate float64) (trial, error) { return o.vegetaTrial(ctx, peer.addr, mode, rate) })
+			if err != nil {
+				return err
+			}
+			res.vegeta = append(res.vegeta, v)
+			f, err := search(ctx, "faultbench "+mode, o.start, func(rate float64) (trial, error) { return o.faultbenchTrial(ctx, mode, rate, nil) })
+			if err != nil {
+				return err
+			}
+			res.faultbench = append(res.faultbench, f)
+		}
+	}
+	printTable(o, results)
+
+	if o.lagRate > 0 {
+		var lags []float64
+		for range o.reps {
+			t, err := o.faultbenchTrial(ctx, "keepalive", o.lagRate, nil)
+			if err != nil {
+				return err
+			}
+			lags = append(lags, t.lagP99)
+		}
+		fmt.Printf("\nfaultbench run send lag p99 at %.0f/s keep-alive: median %s (runs: %s)\n", o.lagRate, micros(median(lags)), joinMicros(lags))
+	}
+	return nil
+}
+
+// trial is one measured run of one tool at one rate.
+type trial struct {
+	rate      float64 // offered (open loop) or achieved (wrk) requests/s
+	okRate    float64 // ok answers per second
+	requests  int64   // requests completed
+	cpuPerReq float64 // seconds of generator CPU per completed request
+	lagP99    float64 // faultbench only: send lag p99, seconds
+	pass      bool
+	why       string // why it did not pass
+}
+
+type modeResult struct{ wrk, vegeta, faultbench []trial }
+
+// search finds the highest rate at which try passes: doubling from start,
+// then bisecting to within 3%, or halving when start already fails.
+// Bounded: at most 24 trials.
+func search(ctx context.Context, name string, start float64, try func(float64) (trial, error)) (trial, error) {
+	var best trial
+	lo, hi := 0.0, 0.0
+	rate := start
+	for range 24 {
+		if ctx.Err() != nil {
+			return best, ctx.Err()
+		}
+		t, err := try(rate)
+		if err != nil {
+			return best, err
+		}
+		fmt.Fprintf(os.Stderr, "  %s %.0f/s: %s\n", name, rate, verdict(t))
+		if t.pass {
+			lo, best = rate, t
+		} else {
+			hi = rate
+		}
+		switch {
+		case hi == 0:
+			rate *= 2
+		case lo == 0:
+			rate /= 2
+			if rate < 50 {
+				return best, nil
+			}
+		case (hi-lo)/lo < 0.03:
+			return best, nil
+		default:
+			rate = roundRate((lo + hi) / 2)
+		}
+	}
+	return best, nil
+}
+
+func roundRate(r float64) float64 { return float64(int(r/50+0.5)) * 50 }
+
+func verdict(t trial) string {
+	s := fmt.Sprintf("ok %.0f/s, %.1f µs CPU/req", t.okRate, t.cpuPerReq*1e6)
+	if !t.pass {
+		s += " — not sustained: " + t.why
+	}
+	return s
+}
+
+// wrkTrial runs wrk -t1 for the run's length.
+func (o options) wrkTrial(ctx context.Context, addr, mode string) (trial, error) {
+	args := []string{"-c", o.genCPU, o.wrk, "-t1", "-c", strconv.Itoa(o.conns), "-d", fmt.Sprintf("%.0fs", o.duration.Seconds())}
+	if mode == "new" {
+		args = append(args, "-H", "Connection: close")
+	}
+	args = append(args, "http://"+addr+"/p.html")
+	cmd := exec.CommandContext(ctx, "taskset", args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return trial{}, fmt.Errorf("wrk: %w\n%s", err, out)
+	}
+	var t trial
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 2 && f[0] == "Requests/sec:":
+			t.rate, _ = strconv.ParseFloat(f[1], 64)
+		case len(f) >= 2 && f[1] == "requests" && strings.HasPrefix(f[2], "in"):
+			t.requests, _ = strconv.ParseInt(f[0], 10, 64)
+		case strings.Contains(line, "Non-2xx") || strings.Contains(line, "Socket errors"):
+			t.why = strings.TrimSpace(line)
+		}
+	}
+	if t.rate == 0 || t.requests == 0 {
+		return trial{}, fmt.Errorf("wrk printed no rate:\n%s", out)
+	}
+	t.okRate, t.pass = t.rate, t.why == ""
+	t.cpuPerReq = cpuOf(cmd.ProcessState) / float64(t.requests)
+	return t, nil
+}
+
+// vegetaTrial runs vegeta attack at rate, writing every result to a file,
+// then reads its report.
+func (o options) vegetaTrial(ctx context.Context, addr, mode string, rate float64) (trial, error) {
+	results := filepath.Join(o.work, "vegeta.bin")
+	defer os.Remove(results)
+	args := []string{"-c", o.genCPU, o.vegeta, "attack", "-rate", fmt.Sprintf("%.0f/1s", rate), "-duration", o.duration.String(),
+		"-timeout", "6s", "-output", results}
+	if mode == "new" {
+		args = append(args, "-keepalive=false")
+	} else {
+		args = append(args, "-keepalive=true", "-max-connections", strconv.Itoa(o.conns))
+	}
+	cmd := exec.CommandContext(ctx, "taskset", args...)
+	cmd.Stdin = strings.NewReader("GET http://" + addr + "/p.html\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return trial{}, fmt.Errorf("vegeta attack: %w\n%s", err, out)
+	}
+	cpu := cpuOf(cmd.ProcessState)
+	out, err := exec.CommandContext(ctx, o.vegeta, "report", "-type", "json", results).Output()
+	if err != nil {
+		return trial{}, fmt.Errorf("vegeta report: %w", err)
+	}
+	var rep struct {
+		Requests   int64          `json:"requests"`
+		Throughput float64        `json:"throughput"`
+		Success    float64        `json:"success"`
+		Status     map[string]int `json:"status_codes"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return trial{}, fmt.Errorf("vegeta report: %w", err)
+	}
+	t := trial{rate: rate, okRate: rep.Throughput, requests: rep.Requests}
+	if rep.Requests > 0 {
+		t.cpuPerReq = cpu / float64(rep.Requests)
+	}
+	want := int64(rate * o.duration.Seconds())
+	t.pass, t.why = sustained(rate, want, rep.Requests, 0, rep.Success, rep.Throughput)
+	return t, nil
+}
+
+// sustained applies the one rule every open-loop tool is held to.
+func sustained(rate float64, want, recorded, genRefused int64, goodput, okRate float64) (bool, string) {
+	switch {
+	case recorded < want-want/1000:
+		return false, fmt.Sprintf("%d of %d arrivals recorded", recorded, want)
+	case genRefused > 0:
+		return false, fmt.Sprintf("%d refused by the generator", genRefused)
+	case goodput < 0.99:
+		return false, fmt.Sprintf("goodput %.3f", goodput)
+	case okRate < 0.97*rate:
+		return false, fmt.Sprintf("ok rate %.0f/s below 97%% of %.0f/s", okRate, rate)
+	}
+	return true, ""
+}
+
+// faultbenchTrial runs `faultbench run` on a scenario that starts the
+// nginx itself; extra flags (profiles) are appended.
+func (o options) faultbenchTrial(ctx context.Context, mode string, rate float64, extra []string) (trial, error) {
+	dir := filepath.Join(o.work, fmt.Sprintf("run-%s-%.0f-%d", mode, rate, time.Now().UnixNano()))
+	defer os.RemoveAll(dir)
+	scen := filepath.Join(o.work, "scenario.yaml")
+	if err := os.WriteFile(scen, []byte(o.scenario(mode, rate)), 0o644); err != nil {
+		return trial{}, err
+	}
+	args := append([]string{"-c", o.genCPU, o.faultbench, "run", scen, "--quiet", "-o", dir}, extra...)
+	cmd := exec.CommandContext(ctx, "taskset", args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return trial{}, err
+	}
+	samples := sampleCPU(cmd.Process.Pid)
+	err := cmd.Wait()
+	ticks := samples.stop()
+	if err != nil && cmd.ProcessState.ExitCode() != 3 {
+		return trial{}, fmt.Errorf("faultbench run at %.0f/s: %w\n%s", rate, err, stderr.String())
+	}
+	var prov struct {
+		Started time.Time `json:"started_utc"`
+	}
+	if err := readJSON(filepath.Join(dir, "provenance.json"), &prov); err != nil {
+		return trial{}, err
+	}
+	var sum struct {
+		Overall struct {
+			Attempts   int64              `json:"attempts"`
+			Arrivals   int64              `json:"arrivals"`
+			Outcomes   struct{ OK int64 } `json:"outcomes"`
+			GenRefused int64              `json:"gen_refused"`
+			CutShort   int64              `json:"cut_short"`
+			Goodput    float64            `json:"goodput"`
+			OKPerS     float64            `json:"throughput_mean_per_s"`
+			LagP99     float64            `json:"send_lag_p99_s"`
+		} `json:"overall"`
+	}
+	if err := readJSON(filepath.Join(dir, "summary.json"), &sum); err != nil {
+		return trial{}, err
+	}
+	s := sum.Overall
+	t := trial{rate: rate, okRate: s.OKPerS, requests: s.Attempts - s.GenRefused - s.CutShort, lagP99: s.LagP99}
+	if cpu, ok := ticks.between(prov.Started, prov.Started.Add(o.duration)); ok && t.requests > 0 {
+		t.cpuPerReq = cpu / float64(t.requests)
+	}
+	want := int64(rate * o.duration.Seconds())
+	t.pass, t.why = sustained(rate, want, s.Arrivals, s.GenRefused+s.CutShort, s.Goodput, s.OKPerS)
+	return t, nil
+}
+
+// scenario is a one-node `system: command` cluster running the bench's
+// nginx configuration on the node's own address, at a constant rate.
+func (o options) scenario(mode string, rate float64) string {
+	conns := ""
+	if mode == "keepalive" {
+		conns = fmt.Sprintf("  keepalive: true\n  max_conns: %d\n", o.conns/o.clients)
+	}
+	return fmt.Sprintf(`name: runpeers-%[1]s
+seed: 1
+cluster:
+  system: command
+  nodes: 1
+  port: 18080
+  ready: /health
+  command:
+    - sh
+    - -c
+    - |
+      set -e
+      d=$(cd {dir} && pwd)
+      sed -e "s|@LISTEN@|{addr}:{port}|" -e "s|@DIR@|$d|" %[2]s > "$d/nginx.conf"
+      exec taskset -c %[3]s %[4]s -p "$d" -c "$d/nginx.conf"
+workload:
+  rate: %[5]g
+  arrivals: constant
+  clients: %[6]d
+%[7]s  trace: "paths:%[8]s"
+  window: 1s
+phases:
+  - {name: load, duration: %[9]s}
+`, mode, filepath.Join(o.work, "nginx.conf.in"), o.srvCPU, o.nginx, rate, o.clients, conns, filepath.Join(o.work, "paths.txt"), o.duration)
+}
+
+// profile runs faultbench once per mode with CPU and allocation profiles.
+func (o options) profile(ctx context.Context) error {
+	if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
+		return err
+	}
+	for _, mode := range o.modes {
+		rate := o.profileRates[mode]
+		cpu, mem := filepath.Join(o.profileDir, mode+".cpu.pprof"), filepath.Join(o.profileDir, mode+".mem.pprof")
+		t, err := o.faultbenchTrial(ctx, mode, rate, []string{"--cpuprofile", cpu, "--memprofile", mem})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s at %.0f/s: %s\n  go tool pprof -top %s %s\n  go tool pprof -sample_index=alloc_objects -top %s %s\n",
+			mode, rate, verdict(t), o.faultbench, cpu, o.faultbench, mem)
+	}
+	return nil
+}
+
+// compareBinaries runs two faultbench binaries alternately at fixed rates
+// and reports each one's CPU per request: how a change to the hot path is
+// measured on a shared machine (the alternation spreads the machine's
+// other load over both).
+func (o options) compareBinaries(ctx context.Context) error {
+	fmt.Printf("| mode | rate/s | binary | CPU µs/req (median) | runs | sustained |\n|---|---|---|---|---|---|\n")
+	for _, mode := range o.modes {
+		rate := o.profileRates[mode]
+		bins := []string{o.compare, o.faultbench}
+		cpu := map[string][]float64{}
+		pass := map[string]int{}
+		for range o.reps {
+			for _, bin := range bins {
+				ob := o
+				ob.faultbench = bin
+				t, err := ob.faultbenchTrial(ctx, mode, rate, nil)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(os.Stderr, "  %s %s %.0f/s: %s\n", bin, mode, rate, verdict(t))
+				cpu[bin] = append(cpu[bin], t.cpuPerReq)
+				if t.pass {
+					pass[bin]++
+				}
+			}
+		}
+		for _, bin := range bins {
+			fmt.Printf("| %s | %.0f | %s | %.1f | %s | %d of %d |\n", mode, rate, bin, median(cpu[bin])*1e6, joinf(cpu[bin], "%.1f", 1e6), pass[bin], o.reps)
+		}
+		fmt.Printf("| %s | %.0f | ratio new/old | %.2f | | |\n", mode, rate, median(cpu[o.faultbench])/median(cpu[o.compare]))
+	}
+	return nil
+}
+
+func printTable(o options, results map[string]*modeResult) {
+	fmt.Println("| mode | wrk req/s | vegeta max sustained/s | faultbench run max sustained/s | faultbench / wrk | faultbench / vegeta | CPU µs/req: wrk | vegeta | faultbench |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	for _, mode := range o.modes {
+		r := results[mode]
+		if r == nil {
+			continue
+		}
+		w, v, f := rates(r.wrk), rates(r.vegeta), rates(r.faultbench)
+		var toWrk, toVeg []float64
+		for i := range f {
+			toWrk = append(toWrk, f[i]/w[i])
+			if v[i] > 0 {
+				toVeg = append(toVeg, f[i]/v[i])
+			}
+		}
+		fmt.Printf("| %s | %.0f (%s) | %.0f (%s) | %.0f (%s) | %.2f (%s) | %.2f (%s) | %.1f | %.1f | %.1f |\n", mode,
+			median(w), joinRates(w), median(v), joinRates(v), median(f), joinRates(f),
+			median(toWrk), joinRatios(toWrk), median(toVeg), joinRatios(toVeg),
+			median(cpus(r.wrk))*1e6, median(cpus(r.vegeta))*1e6, median(cpus(r.faultbench))*1e6)
+	}
+}
+
+func rates(ts []trial) []float64 {
+	var v []float64
+	for _, t := range ts {
+		v = append(v, t.rate)
+	}
+	return v
+}
+
+func cpus(ts []trial) []float64 {
+	var v []float64
+	for _, t := range ts {
+		v = append(v, t.cpuPerReq)
+	}
+	return v
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func joinRates(v []float64) string  { return joinf(v, "%.0f", 1) }
+func joinRatios(v []float64) string { return joinf(v, "%.2f", 1) }
+func joinMicros(v []float64) string { return joinf(v, "%.0f µs", 1e6) }
+func micros(s float64) string       { return fmt.Sprintf("%.0f µs", s*1e6) }
+
+func joinf(v []float64, format string, scale float64) string {
+	var parts []string
+	for _, x := range v {
+		parts = append(parts, fmt.Sprintf(format, x*scale))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func cpuOf(ps *os.ProcessState) float64 {
+	if ps == nil {
+		return 0
+	}
+	return (ps.UserTime() + ps.SystemTime()).Seconds()
+}
+
+// cpuSamples polls a process's CPU time (utime+stime, every thread,
+// exited ones included) from /proc every 10 ms until stop.
+type cpuSamples struct {
+	done chan struct{}
+	out  chan []cpuSample
+}
+
+type cpuSample struct {
+	at  time.Time
+	cpu float64 // seconds
+}
+
+type cpuTicks []cpuSample
+
+const clockTicks = 100 // USER_HZ on Linux
+
+func sampleCPU(pid int) *cpuSamples {
+	s := &cpuSamples{done: make(chan struct{}), out: make(chan []cpuSample, 1)}
+	go func() {
+		var got []cpuSample
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if cpu, err := procCPU(pid); err == nil {
+				got = append(got, cpuSample{time.Now(), cpu})
+			}
+			select {
+			case <-s.done:
+				s.out <- got
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+func (s *cpuSamples) stop() cpuTicks {
+	close(s.done)
+	return <-s.out
+}
+
+// between is the CPU the process used from one instant to another, from
+// the samples nearest them.
+func (ts cpuTicks) between(from, to time.Time) (float64, bool) {
+	near := func(at time.Time) (cpuSample, bool) {
+		i, _ := slices.BinarySearchFunc(ts, at, func(s cpuSample, t time.Time) int { return s.at.Compare(t) })
+		if i >= len(ts) {
+			return cpuSample{}, false
+		}
+		return ts[i], true
+	}
+	a, ok1 := near(from)
+	b, ok2 := near(to)
+	if !ok1 || !ok2 {
+		return 0, false
+	}
+	return b.cpu - a.cpu, true
+}
+
+func procCPU(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name, which is in parentheses and may hold spaces.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, errors.New("odd /proc stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("short /proc stat")
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	s, _ := strconv.ParseFloat(f[12], 64)
+	return (u + s) / clockTicks, nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// resolveBinaries builds faultbench and finds (or installs) vegeta.
+func (o *options) resolveBinaries(ctx context.Context) error {
+	for _, bin := range []string{"taskset", o.wrk, o.nginx} {
+		if _, err := exec.LookPath(bin); err != nil {
+			return fmt.Errorf("%s not found (apt-get install nginx-light wrk util-linux): %w", bin, err)
+		}
+	}
+	if o.faultbench == "" {
+		o.faultbench = filepath.Join(o.work, "faultbench")
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", o.faultbench, "./cmd/faultbench")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building faultbench (run from the repository root): %w\n%s", err, out)
+		}
+	}
+	if o.vegeta == "" {
+		if p, err := exec.LookPath("vegeta"); err == nil {
+			o.vegeta = p
+		} else {
+			gobin := filepath.Join(o.work, "bin")
+			cmd := exec.CommandContext(ctx, "go", "install", "github.com/tsenart/vegeta/v12@v12.13.0")
+			cmd.Env = append(os.Environ(), "GOBIN="+gobin)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("installing vegeta v12.13.0 from the Go proxy (or pass -vegeta): %w\n%s", err, out)
+			}
+			o.vegeta = filepath.Join(gobin, "vegeta")
+		}
+	}
+	return nil
+}
+
+// writeSite writes the page, the path list and the nginx configuration
+// template (its listen address and prefix filled in per server).
+func writeSite(work string, pageBytes int) error {
+	www := filepath.Join(work, "www")
+	if err := os.MkdirAll(www, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(www, "p.html"), []byte(strings.Repeat("n", pageBytes)), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(work, "paths.txt"), []byte("/p.html\n"), 0o644); err != nil {
+		return err
+	}
+	conf := strings.ReplaceAll(nginxConf, "@WWW@", www)
+	return os.WriteFile(filepath.Join(work, "nginx.conf.in"), []byte(conf), 0o644)
+}
+
+const nginxConf = `# written by bench/runpeers
+daemon off;
+master_process off;
+worker_processes 1;
+worker_rlimit_nofile 65536;
+error_log stderr warn;
+pid @DIR@/nginx.pid;
+events { worker_connections 16384; }
+http {
+  access_log off;
+  keepalive_requests 10000000;
+  client_body_temp_path @DIR@; proxy_temp_path @DIR@; fastcgi_temp_path @DIR@;
+  uwsgi_temp_path @DIR@; scgi_temp_path @DIR@;
+  server {
+    listen @LISTEN@ backlog=8192;
+    location = /health { return 200 "ok\n"; }
+    location / { root @WWW@; }
+  }
+}
+`
+
+type nginx struct {
+	cmd  *exec.Cmd
+	dir  string
+	addr string
+}
+
+// startNginx starts the peers' nginx on 127.0.0.11 (the local backend's
+// first node address, as in the faultbench runs) at a free port.
+func startNginx(o options, work string) (*nginx, error) {
+	l, err := net.Listen("tcp", "127.0.0.11:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dir := filepath.Join(work, "peer")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	tmpl, err := os.ReadFile(filepath.Join(work, "nginx.conf.in"))
+	if err != nil {
+		return nil, err
+	}
+	conf := strings.NewReplacer("@LISTEN@", addr, "@DIR@", dir).Replace(string(tmpl))
+	confPath := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("taskset", "-c", o.srvCPU, o.nginx, "-p", dir, "-c", confPath)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting nginx: %w", err)
+	}
+	n := &nginx{cmd: cmd, dir: dir, addr: addr}
+	for range 100 { // up to 5 s for nginx to listen
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			return n, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	n.stop()
+	return nil, errors.New("nginx did not listen within 5 s")
+}
+
+func (n *nginx) stop() {
+	n.cmd.Process.Signal(syscall.SIGQUIT)
+	done := make(chan struct{})
+	go func() { n.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		n.cmd.Process.Kill()
+		<-done
+	}
+}
