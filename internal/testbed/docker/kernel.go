@@ -113,16 +113,62 @@ func (c *Containers) Shape(l kernelfault.Label, id int, p kernelfault.Peers, byt
 	return shape(c, l, id, p, bytesPerSec)
 }
 
+// nsWait bounds how long a kernel fault waits for a node's namespace: a
+// container the engine (restart policy) or the operator is restarting has
+// none, or gets a new one between the lookup and nsenter.
+const nsWait = 10 * time.Second
+
+// freshNS applies a kernel fault with apply, which reports the namespace
+// it used. When that failed because the node was down or its namespace
+// changed under it (a restart), it waits up to nsWait for the node to be
+// up and applies it again in the new namespace, at most three times; an
+// error that is not about the namespace is returned at once.
+func freshNS(s kernelSite, id int, apply func() (string, kernelfault.Undo, error)) (kernelfault.Undo, error) {
+	var err error
+	for try := 1; try <= 3; try++ {
+		var used string
+		var undo kernelfault.Undo
+		used, undo, err = apply()
+		if err == nil {
+			return undo, nil
+		}
+		if !nsChanged(s, id, used) {
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+// nsChanged waits (bounded by nsWait) for node id to have a namespace and
+// reports whether it differs from used ("" when there was none).
+func nsChanged(s kernelSite, id int, used string) bool {
+	deadline := time.Now().Add(nsWait)
+	for {
+		ns, _, err := s.nsOf(id)
+		if err == nil {
+			return ns != used
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func filter(s kernelSite, l kernelfault.Label, id int, b kernelfault.Block) (kernelfault.Undo, error) {
+	return freshNS(s, id, func() (string, kernelfault.Undo, error) { return filterOnce(s, l, id, b) })
+}
+
+func filterOnce(s kernelSite, l kernelfault.Label, id int, b kernelfault.Block) (string, kernelfault.Undo, error) {
 	ns, holder, err := s.nsOf(id)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", l.Fault, err)
+		return "", nil, fmt.Errorf("%s: %w", l.Fault, err)
 	}
 	ts := s.peerAddrs(id, b.Peers)
 	out, in := `oifname != "lo"`, `iifname != "lo"`
 	if !b.Peers.All {
 		if len(ts) == 0 {
-			return nil, fmt.Errorf("%s: no peer of node %d to block", l.Fault, id)
+			return ns, nil, fmt.Errorf("%s: no peer of node %d to block", l.Fault, id)
 		}
 		set := "{ " + strings.Join(ts, ", ") + " }"
 		out, in = "ip daddr "+set, "ip saddr "+set
@@ -139,7 +185,7 @@ func filter(s kernelSite, l kernelfault.Label, id int, b kernelfault.Block) (ker
 		table, out, pre, verdict, in, pre, verdict)
 	t0 := time.Now()
 	if _, err := inNS(ns, script, "nft", "-f", "-"); err != nil {
-		return nil, fmt.Errorf("%s on node %d: %w", l.Fault, id, err)
+		return ns, nil, fmt.Errorf("%s on node %d: %w", l.Fault, id, err)
 	}
 	undo := onceUndo(func() error { return unfilter(s, l, id, table) })
 	probes := 20
@@ -147,11 +193,11 @@ func filter(s kernelSite, l kernelfault.Label, id int, b kernelfault.Block) (ker
 		probes = min(int(math.Ceil(21/b.Loss)), 20000)
 	}
 	if err := inNetns(ns, func() error { return sendProbes(ts, probes) }); err != nil {
-		return nil, joinUndo(fmt.Errorf("%s on node %d: probe: %w", l.Fault, id, err), undo)
+		return ns, nil, joinUndo(fmt.Errorf("%s on node %d: probe: %w", l.Fault, id, err), undo)
 	}
 	pkts, err := outCounter(ns, table)
 	if err != nil || pkts == 0 {
-		return nil, joinUndo(fmt.Errorf("%s on node %d: the rule did not take effect: %d probe packets matched (%v)", l.Fault, id, pkts, err), undo)
+		return ns, nil, joinUndo(fmt.Errorf("%s on node %d: the rule did not take effect: %d probe packets matched (%v)", l.Fault, id, pkts, err), undo)
 	}
 	what := verdict + " all"
 	if b.Loss > 0 {
@@ -163,7 +209,7 @@ func filter(s kernelSite, l kernelfault.Label, id int, b kernelfault.Block) (ker
 	}
 	s.kevent(l, id, "fault.effective", fmt.Sprintf("mechanism nft: table inet %s in container %s's namespace: %s packets %s after %s: rule counted %d of %d probes",
 		table, holder, what, whom, ms(time.Since(t0)), pkts, probes*len(ts)))
-	return undo, nil
+	return ns, undo, nil
 }
 
 // unfilter deletes the table and checks it is gone; a table that went
@@ -267,13 +313,17 @@ func onceUndo(f func() error) kernelfault.Undo {
 const shapeRoot = "fb:"
 
 func shape(s kernelSite, l kernelfault.Label, id int, p kernelfault.Peers, bytesPerSec int64) (kernelfault.Undo, error) {
+	return freshNS(s, id, func() (string, kernelfault.Undo, error) { return shapeOnce(s, l, id, p, bytesPerSec) })
+}
+
+func shapeOnce(s kernelSite, l kernelfault.Label, id int, p kernelfault.Peers, bytesPerSec int64) (string, kernelfault.Undo, error) {
 	ns, holder, err := s.nsOf(id)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", l.Fault, err)
+		return "", nil, fmt.Errorf("%s: %w", l.Fault, err)
 	}
 	dev, err := s.device(id, ns)
 	if err != nil {
-		return nil, fmt.Errorf("%s on node %d: %w", l.Fault, id, err)
+		return ns, nil, fmt.Errorf("%s on node %d: %w", l.Fault, id, err)
 	}
 	probeTo := s.peerAddrs(id, p)
 	dsts := probeTo
@@ -281,7 +331,7 @@ func shape(s kernelSite, l kernelfault.Label, id int, p kernelfault.Peers, bytes
 		dsts = []string{"0.0.0.0/0"}
 	}
 	if len(dsts) == 0 {
-		return nil, fmt.Errorf("%s on node %d: no peer to shape", l.Fault, id)
+		return ns, nil, fmt.Errorf("%s on node %d: no peer to shape", l.Fault, id)
 	}
 	burst := strconv.FormatInt(max(bytesPerSec/50, 16<<10), 10)
 	rate := fmt.Sprintf("%dbps", bytesPerSec)
@@ -302,22 +352,22 @@ func shape(s kernelSite, l kernelfault.Label, id int, p kernelfault.Peers, bytes
 		if _, err := inNS(ns, "", "tc", args...); err != nil {
 			err = fmt.Errorf("%s on node %d: %w", l.Fault, id, err)
 			if i == 0 {
-				return nil, err
+				return ns, nil, err
 			}
-			return nil, joinUndo(err, undo)
+			return ns, nil, joinUndo(err, undo)
 		}
 	}
 	if err := inNetns(ns, func() error { return sendProbes(probeTo, 20) }); err != nil {
-		return nil, joinUndo(fmt.Errorf("%s on node %d: probe: %w", l.Fault, id, err), undo)
+		return ns, nil, joinUndo(fmt.Errorf("%s on node %d: probe: %w", l.Fault, id, err), undo)
 	}
 	out, err := inNS(ns, "", "tc", "-s", "qdisc", "show", "dev", dev)
 	m := tbfSentRE.FindStringSubmatch(out)
 	if err != nil || m == nil || m[1] == "0" {
-		return nil, joinUndo(fmt.Errorf("%s on node %d: the tbf did not take effect (%v): %s", l.Fault, id, err, out), undo)
+		return ns, nil, joinUndo(fmt.Errorf("%s on node %d: the tbf did not take effect (%v): %s", l.Fault, id, err, out), undo)
 	}
 	s.kevent(l, id, "fault.effective", fmt.Sprintf("mechanism tc: tbf rate %s on %s of container %s's namespace to %s after %s: %s bytes of probe through it",
 		rate, dev, holder, strings.Join(dsts, ","), ms(time.Since(t0)), m[1]))
-	return undo, nil
+	return ns, undo, nil
 }
 
 var tbfSentRE = regexp.MustCompile(`(?s)qdisc tbf 30:.*?Sent (\d+) bytes`)
