@@ -32,6 +32,19 @@ type Occurrence struct {
 	RawParams map[string]string
 }
 
+// sameTarget reports whether o2 strikes the component o does: the same
+// node, disk and link. A second disk-power-fail on another disk of the
+// same array is a fault of its own, not a repeat (it was skipped as one).
+func (o Occurrence) sameTarget(o2 Occurrence) bool {
+	if o.Node != o2.Node || !slices.Equal(o.Link, o2.Link) {
+		return false
+	}
+	if o.Disk == nil || o2.Disk == nil {
+		return o.Disk == nil && o2.Disk == nil
+	}
+	return *o.Disk == *o2.Disk
+}
+
 // UntilRepaired reports whether the occurrence stays until a repair.
 func (o Occurrence) UntilRepaired() bool { return o.Duration == 0 && !o.Instant }
 

@@ -142,7 +142,7 @@ func (s *Scheduler) Step(ctx context.Context, now time.Duration) (next time.Dura
 
 func (s *Scheduler) injectLocked(ctx context.Context, now time.Duration, o Occurrence) (notice, bool) {
 	for _, a := range s.active {
-		if a.occ.Type == o.Type && a.occ.Node == o.Node {
+		if a.occ.Type == o.Type && a.occ.sameTarget(o) {
 			s.event(now, "fault.skip", o, fmt.Sprintf("still in effect as fault %d", a.occ.ID))
 			return notice{}, false
 		}

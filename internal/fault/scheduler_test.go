@@ -250,3 +250,27 @@ func TestSchedulerHealedClearsOnlyWhatTheRestartHealed(t *testing.T) {
 		t.Errorf("active %v, want node 3's crash", s.Active())
 	}
 }
+
+// A fault of the same type on another disk (or link) of the same node is a
+// fault of its own; only the same component is "still in effect".
+func TestSameTarget(t *testing.T) {
+	d2, d5, d2b := 2, 5, 2
+	base := Occurrence{Type: "disk-power-fail", Node: 1, Disk: &d2}
+	for _, c := range []struct {
+		other Occurrence
+		want  bool
+	}{
+		{Occurrence{Node: 1, Disk: &d2b}, true},
+		{Occurrence{Node: 1, Disk: &d5}, false},
+		{Occurrence{Node: 1}, false},
+		{Occurrence{Node: 2, Disk: &d2b}, false},
+	} {
+		if got := base.sameTarget(c.other); got != c.want {
+			t.Errorf("disk 2 of node 1 vs node %d disk %v: same = %v, want %v", c.other.Node, c.other.Disk, got, c.want)
+		}
+	}
+	a, b := Occurrence{Node: 0, Link: []int{1, 2}}, Occurrence{Node: 0, Link: []int{1, 3}}
+	if a.sameTarget(b) || !a.sameTarget(a) || !(Occurrence{Node: 1}).sameTarget(Occurrence{Node: 1}) {
+		t.Error("links: [1 2] vs [1 3] must differ, and an occurrence is its own target")
+	}
+}
