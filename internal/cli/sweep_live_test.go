@@ -83,6 +83,16 @@ phases: [{name: warmup, duration: 4s}, {name: post, duration: 4s}]
 			final = fams
 		}
 	}
+	// The page's state was read before that scrape, possibly just before
+	// the sweep ended: read it once more now that it has (bounded).
+	for try := 0; try < 100 && (last.Sweep == nil || !last.Sweep.Finished || !last.Finished); try++ {
+		if try > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if s, err := getState("http://" + addr + "/state.json"); err == nil {
+			last = s
+		}
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("exit %d: %v\nstderr: %s", ExitCode(err), err, stderr.String())
