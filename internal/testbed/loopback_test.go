@@ -16,7 +16,9 @@ import (
 // (testbed.Plan), so another backend can put nodes elsewhere. Comments,
 // tests and test-helper packages (a directory named *test, as
 // net/http/httptest: internal/live/livetest starts a Prometheus on
-// loopback for tests) are not code here.
+// loopback for tests) are not code here. Neither is bench/: its programs
+// start their peers (nginx, redis, wrk) on loopback on purpose, so that a
+// benchmark can never send its load anywhere else.
 func TestNoLoopbackLiteralOutsideLocal(t *testing.T) {
 	root := filepath.Join("..", "..")
 	allowed := filepath.Join(root, "internal", "testbed", "local") + string(filepath.Separator)
@@ -40,6 +42,8 @@ func TestNoLoopbackLiteralOutsideLocal(t *testing.T) {
 			fset := token.NewFileSet()
 			var s scanner.Scanner
 			s.Init(fset.AddFile(path, -1, len(src)), src, nil, 0) // comments skipped
+			// the two tokens before this one, to see net.IPv4 ( 127
+			var last [2]string
 			for {
 				pos, tok, lit := s.Scan()
 				if tok == token.EOF {
@@ -48,6 +52,14 @@ func TestNoLoopbackLiteralOutsideLocal(t *testing.T) {
 				if (tok == token.STRING || tok == token.CHAR) && strings.Contains(lit, "127.0.0.") && !proseExample(lit) {
 					t.Errorf("%s: loopback literal %s outside internal/testbed/local: take the host from the backend's plan (testbed.Plan)", fset.Position(pos), lit)
 				}
+				if tok == token.INT && lit == "127" && last == [2]string{"IPv4", "("} {
+					t.Errorf("%s: loopback address net.IPv4(127, ...) outside internal/testbed/local: take the host from the backend's plan (testbed.Plan)", fset.Position(pos))
+				}
+				text := lit
+				if text == "" {
+					text = tok.String()
+				}
+				last = [2]string{last[1], text}
 			}
 			return nil
 		})

@@ -136,6 +136,7 @@ func (b *Brick) Serve(ln net.Listener) error {
 	default:
 	}
 	b.ln = ln
+	b.httpLn.addr = ln.Addr() // before the HTTP server starts and reads it
 	b.wg.Add(3)
 	if b.ship != nil {
 		b.wg.Add(len(b.cfg.Replicas))
@@ -502,8 +503,10 @@ type peekedConn struct {
 
 func (c *peekedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
-// chanListener hands sniffed HTTP connections to http.Server.
+// chanListener hands sniffed HTTP connections to http.Server. Its address
+// is the brick's own listener's, the one those connections came in on.
 type chanListener struct {
+	addr  net.Addr
 	conns chan net.Conn
 	done  chan struct{}
 	once  sync.Once
@@ -532,4 +535,4 @@ func (l *chanListener) Accept() (net.Conn, error) {
 
 func (l *chanListener) Close() error { l.once.Do(func() { close(l.done) }); return nil }
 
-func (l *chanListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+func (l *chanListener) Addr() net.Addr { return l.addr }
