@@ -86,7 +86,21 @@ func TestSweepAnalysisAgainstPerConfigCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, _ := os.ReadFile(html)
-	if strings.Count(string(body), "<svg") != 5 || len(tab.Rows) != 10 {
-		t.Errorf("report holds %d figures, want 5", strings.Count(string(body), "<svg"))
+	if strings.Count(string(body), "<svg") != 6 || len(tab.Rows) != 10 {
+		t.Errorf("report holds %d figures, want 6", strings.Count(string(body), "<svg"))
+	}
+	if !strings.Contains(string(body), "Box plots, configurations sorted by mean") {
+		t.Errorf("report lacks the box plots")
+	}
+	// One box per configuration, in the haircut's order, whose whiskers
+	// the axes cover.
+	b := boxPlot(a).Y
+	for i, c := range sortedByMean(a.Configs) {
+		if c.Config != a.Haircut[i].Config {
+			t.Errorf("box %d is configuration %d, Fig. 3 has %d there", i, c.Config, a.Haircut[i].Config)
+		}
+		if float64(c.Dist.Min) < b.Min || float64(c.Dist.Max) > b.Max {
+			t.Errorf("configuration %d: whiskers [%v, %v] outside the axis [%v, %v]", c.Config, c.Dist.Min, c.Dist.Max, b.Min, b.Max)
+		}
 	}
 }

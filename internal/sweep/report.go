@@ -97,9 +97,7 @@ func WriteText(w io.Writer, a *Analysis) error {
 	fmt.Fprintf(tw, "\nFig. 3 (haircut): median over configurations of max/mean %.1f, of p99/mean %.2f\n",
 		float64(a.MaxOverMeanMedian), float64(a.P99OverMeanMedian))
 	fmt.Fprintln(tw, "  config\tmean\tp99\tp99 95% CI\tmax\toutliers\tparameters")
-	byMean := append([]ConfigResult(nil), a.Configs...)
-	sort.SliceStable(byMean, func(i, j int) bool { return byMean[i].Dist.Mean < byMean[j].Dist.Mean })
-	for _, c := range byMean {
+	for _, c := range sortedByMean(a.Configs) {
 		fmt.Fprintf(tw, "  %d\t%s\t%s\t[%s, %s]\t%s\t%s\t%s\n", c.Config, secs(c.Dist.Mean), secs(c.Dist.P99), secs(c.Dist.P99Low),
 			secs(c.Dist.P99High), secs(c.Dist.Max), pct(c.Dist.OutlierFraction), paramText(a.Keys, c.Params))
 	}
@@ -161,6 +159,7 @@ func WriteHTML(path string, a *Analysis) error {
 		{"Fig. 3(a): means and maxima, configurations sorted by mean", haircutPlot(a, false)},
 		{"Fig. 3(b): means and 99th percentiles — the haircut", haircutPlot(a, true)},
 		{"Fig. 2(b): configurations by percentage of 3σ outliers", outlierPlot(a)},
+		{"Box plots, configurations sorted by mean: box Q1–Q3, bar the median, whiskers minimum to maximum, dot the mean", boxPlot(a)},
 	}
 	for _, kt := range a.ByValue {
 		figs = append(figs, struct {
@@ -287,4 +286,64 @@ func trendPlot(kt KeyTrend) *plot.Plot {
 	addLine(p, maxes, red, "maximum")
 	p.NominalX(names...)
 	return p
+}
+
+// boxes draws one box per configuration from its Dist: the box spans the
+// quartiles, a bar marks the median, whiskers reach the minimum and the
+// maximum (the paper's point is how far the maximum strays), and a dot
+// marks the mean.
+type boxes struct{ dists []Dist }
+
+func (b boxes) Plot(c draw.Canvas, p *plot.Plot) {
+	x, y := p.Transforms(&c)
+	line := draw.LineStyle{Color: blue, Width: vg.Points(0.6)}
+	half := (x(1) - x(0)) * 0.35
+	for i, d := range b.dists {
+		m := x(float64(i + 1))
+		c.StrokeLine2(line, m, y(float64(d.Min)), m, y(float64(d.Q1)))
+		c.StrokeLine2(line, m, y(float64(d.Q3)), m, y(float64(d.Max)))
+		box := vg.Rectangle{Min: vg.Point{X: m - half, Y: y(float64(d.Q1))}, Max: vg.Point{X: m + half, Y: y(float64(d.Q3))}}
+		c.StrokeLines(line, []vg.Point{box.Min, {X: box.Max.X, Y: box.Min.Y}, box.Max, {X: box.Min.X, Y: box.Max.Y}, box.Min})
+		med := line
+		med.Color, med.Width = red, vg.Points(1)
+		c.StrokeLine2(med, m-half, y(float64(d.Median)), m+half, y(float64(d.Median)))
+		c.DrawGlyph(draw.GlyphStyle{Color: color.Black, Radius: vg.Points(1.2), Shape: draw.CircleGlyph{}}, vg.Point{X: m, Y: y(float64(d.Mean))})
+	}
+}
+
+// DataRange makes the plot's axes cover every whisker.
+func (b boxes) DataRange() (xmin, xmax, ymin, ymax float64) {
+	ymin, ymax = math.Inf(1), math.Inf(-1)
+	for _, d := range b.dists {
+		ymin, ymax = math.Min(ymin, float64(d.Min)), math.Max(ymax, float64(d.Max))
+	}
+	return 0, float64(len(b.dists) + 1), ymin, ymax
+}
+
+// boxPlot draws every configuration whose samples are all positive (a log
+// axis cannot show a zero latency), in the order of Fig. 3.
+func boxPlot(a *Analysis) *plot.Plot {
+	p := plot.New()
+	p.X.Label.Text = "configurations sorted by mean latency"
+	p.Y.Label.Text = "latency (s, log)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	var b boxes
+	for _, c := range sortedByMean(a.Configs) {
+		if d := c.Dist; d.N > 0 && d.Min > 0 {
+			b.dists = append(b.dists, d)
+		}
+	}
+	if len(b.dists) > 0 {
+		p.Add(b)
+	}
+	return p
+}
+
+// sortedByMean is the configurations in the order of Fig. 3, lowest mean
+// latency first.
+func sortedByMean(cs []ConfigResult) []ConfigResult {
+	byMean := append([]ConfigResult(nil), cs...)
+	sort.SliceStable(byMean, func(i, j int) bool { return byMean[i].Dist.Mean < byMean[j].Dist.Mean })
+	return byMean
 }
