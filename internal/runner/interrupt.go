@@ -38,9 +38,10 @@ func awaitLoad(ctx context.Context, done <-chan error, revertFaults, abandon fun
 	}
 }
 
-// notifyAgain relays the next SIGINT or SIGTERM to ch until the returned
-// function is called; a variable so tests can send the second interrupt.
+// notifyAgain relays the next SIGINT, SIGTERM or SIGHUP (the signals that
+// stop a run, cmd/faultbench) to ch until the returned function is called;
+// a variable so tests can send the second interrupt.
 var notifyAgain = func(ch chan<- os.Signal) (stop func()) {
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	return func() { signal.Stop(ch) }
 }
