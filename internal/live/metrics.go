@@ -32,7 +32,7 @@ const (
 type Metrics struct {
 	reg      *prometheus.Registry
 	requests [][][]prometheus.Counter // [node][client][outcome index]
-	latency  []prometheus.Observer    // [node]
+	latency  [][]prometheus.Observer  // [node][client]
 }
 
 // outcomeLabels are the outcome label values by index: the six outcomes,
@@ -51,21 +51,21 @@ func newMetrics(h *Hub) *Metrics {
 		Help: "Request attempts recorded, by node, client emulator and outcome (refused and cut_short are the generator's, not the service's)."},
 		[]string{"node", "client", "outcome"})
 	hopts := prometheus.HistogramOpts{Namespace: Namespace, Name: "request_duration_seconds",
-		Help: "Latency of measured attempts (every outcome), from the scheduled start, by node.", Buckets: LatencyBuckets}
+		Help: "Latency of measured attempts (every outcome), from the scheduled start, by node and client emulator.", Buckets: LatencyBuckets}
 	if h.cfg.NativeHistograms {
 		hopts.NativeHistogramBucketFactor = 1.1
 		hopts.NativeHistogramMaxBucketNumber = 160
 	}
-	latency := prometheus.NewHistogramVec(hopts, []string{"node"})
+	latency := prometheus.NewHistogramVec(hopts, []string{"node", "client"})
 	labels := outcomeLabels()
 	clients := max(h.cfg.Clients, 1)
 	m.requests = make([][][]prometheus.Counter, h.cfg.Nodes+1)
-	m.latency = make([]prometheus.Observer, h.cfg.Nodes+1)
+	m.latency = make([][]prometheus.Observer, h.cfg.Nodes+1)
 	for n := range m.requests {
 		node := strconv.Itoa(n)
-		m.latency[n] = latency.WithLabelValues(node)
 		m.requests[n] = make([][]prometheus.Counter, clients)
 		for c := range clients {
+			m.latency[n] = append(m.latency[n], latency.WithLabelValues(node, strconv.Itoa(c)))
 			for _, o := range labels {
 				m.requests[n][c] = append(m.requests[n][c], requests.WithLabelValues(node, strconv.Itoa(c), o))
 			}
@@ -92,7 +92,7 @@ func (m *Metrics) observe(r *record.Request) {
 	case r.CutShort:
 		i = record.NumOutcomes + 1
 	default:
-		m.latency[n].Observe(r.LatencyS)
+		m.latency[n][c].Observe(r.LatencyS)
 	}
 	m.requests[n][c][i].Inc()
 }
