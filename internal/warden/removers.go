@@ -15,6 +15,12 @@ type Remover struct {
 	Owns func(name, run string) bool
 	// Remove removes the object; false when it was not there.
 	Remove func(name string) (bool, error)
+	// Restore, if set, takes back the faults on the object while leaving
+	// it in place (a docker container unpaused, its rules deleted): what a
+	// lapsed lease does, since the controller may still be alive and only
+	// the pipe's closing removes the run. It reports whether it changed
+	// anything.
+	Restore func(name string) (bool, error)
 }
 
 var (
@@ -78,4 +84,25 @@ func removeAll(rm Remover, recs []Record) (removed []string, errs []error) {
 		}
 	}
 	return removed, errs
+}
+
+// restoreRegistered restores, newest first, every record whose registered
+// Remover can restore it (Remover.Restore), one at a time: a lapse is
+// rare and its order (an app container before its namespace's holder)
+// follows the journal.
+func restoreRegistered(recs []Record) (restored []string, errs []error) {
+	for _, r := range slices.Backward(recs) {
+		rm, ok := lookupRemover(r.Kind)
+		if !ok || rm.Restore == nil {
+			continue
+		}
+		changed, err := rm.Restore(r.Name)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case changed:
+			restored = append(restored, r.Kind+" "+r.Name+" restored")
+		}
+	}
+	return restored, errs
 }

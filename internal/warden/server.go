@@ -235,8 +235,10 @@ func (s *Server) revert(id string) (string, error) {
 }
 
 // Lapse reverts every fault the warden applied and every burner or
-// balloon the controller recorded, refuses every later request, and
-// returns what it reverted, one line each.
+// balloon the controller recorded, restores every object a backend's
+// Remover can restore (Remover.Restore: a docker container unpaused and
+// its rules deleted), refuses every later request, and returns what it
+// reverted, one line each.
 func (s *Server) Lapse(why string) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -261,7 +263,10 @@ func (s *Server) Lapse(why string) ([]string, error) {
 		delete(s.applied, f.ID)
 		_ = s.Journal.Add(KindUnfault, f.ID)
 	}
+	restored, rerrs := restoreRegistered(recs)
+	errs = append(errs, rerrs...)
 	aux := slices.DeleteFunc(recs, func(r Record) bool { return r.Kind != KindAux })
 	killed, _ := RevertFaults(aux, s.Run)
+	out = append(out, restored...)
 	return append(out, killed...), errors.Join(errs...)
 }

@@ -83,9 +83,10 @@ type attNode struct {
 // RUN/CONTAINER-ID); the warden restores it rather than removing it.
 const KindAttached = "docker-attached"
 
-// attachedTable is the prefix of the nft tables a run creates in attached
-// containers, so the warden deletes the run's and no one else's.
-func attachedTable(run string) string { return "fb" + run + "t" }
+// runTable is the prefix of the nft tables a run creates in a container's
+// namespace (its own or an attached one), so the warden deletes the run's
+// and no one else's.
+func runTable(run string) string { return "fb" + run + "t" }
 
 // attach journals every node with the run's warden, waits until each
 // answers, and starts the watch loop.

@@ -298,7 +298,7 @@ func (a *Attached) nsOf(id int) (string, string, error) {
 }
 
 func (a *Attached) tableName() string {
-	return fmt.Sprintf("%s%d", attachedTable(a.spec.RunID), seq.Add(1))
+	return fmt.Sprintf("%s%d", runTable(a.spec.RunID), seq.Add(1))
 }
 
 // peerAddrs: the users' side of an attached container is the host (its

@@ -17,6 +17,7 @@ import (
 
 	"github.com/faultbench/faultbench/internal/kernelfault"
 	"github.com/faultbench/faultbench/internal/record"
+	"github.com/faultbench/faultbench/internal/warden"
 )
 
 // engine returns the real engine or skips: the end-to-end tests need a
@@ -179,32 +180,7 @@ func TestEveryContainerFaultTakesEffectAndReverts(t *testing.T) {
 func TestAKilledControllerLeavesNoContainerPausedNorRunning(t *testing.T) {
 	eng := engine(t)
 	run := fmt.Sprintf("%012x", time.Now().UnixNano()&0xffffffffffff)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), holderEnv+"="+run)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			line <- sc.Text()
-		}
-		close(line)
-	}()
-	select {
-	case l := <-line:
-		if l != "held" {
-			t.Fatalf("holder: %s", l)
-		}
-	case <-time.After(90 * time.Second):
-		t.Fatal("holder did not hold within 90s")
-	}
+	cmd := startHolder(t, run)
 	if left := runLeft(eng, run); len(left) != 5 {
 		t.Fatalf("before the kill: %v, want 2 nodes of 2 containers and a network", left)
 	}
@@ -221,6 +197,112 @@ func TestAKilledControllerLeavesNoContainerPausedNorRunning(t *testing.T) {
 		t.Fatalf("30s after SIGKILL of the controller: %v", left)
 	}
 	t.Logf("the warden removed the run's containers and network %s after the controller's SIGKILL", time.Since(t0).Round(10*time.Millisecond))
+}
+
+// startHolder starts a controller (the test binary as runHolder) that
+// holds run's 2-node cluster with node 1 paused and an nft rule in node
+// 2's namespace, and returns it once it says so.
+func startHolder(t *testing.T, run string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), holderEnv+"="+run)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			line <- sc.Text()
+		}
+		close(line)
+	}()
+	select {
+	case l := <-line:
+		if l != "held" {
+			t.Fatalf("holder: %s", l)
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("holder did not hold within 90s")
+	}
+	return cmd
+}
+
+// faultsLeft says which of the holder's faults are still on run's
+// containers: a paused container, a run's nft table in a namespace.
+func faultsLeft(eng Engine, run string) []string {
+	var left []string
+	cs, _ := eng.ContainerList(context.Background(), LabelRun+"="+run)
+	for _, c := range cs {
+		info, err := eng.ContainerInspect(context.Background(), c.ID)
+		if err != nil {
+			continue
+		}
+		if info.Paused {
+			left = append(left, info.Name+" paused")
+		}
+		if info.Running && info.Pid > 0 {
+			tables, _ := inNS(fmt.Sprintf("/proc/%d/ns/net", info.Pid), "", "nft", "list", "tables")
+			if strings.Contains(tables, runTable(run)) {
+				left = append(left, info.Name+": nft table")
+			}
+		}
+	}
+	return left
+}
+
+// TestALapsedLeaseUnpausesAndRemovesRules stops (SIGSTOP, a starved
+// controller) a controller whose cluster has a paused node and a rule:
+// once its lease lapses the warden must unpause the node and delete the
+// rule, and leave the containers in place (the pipe is still open, the
+// controller may come back to find its run invalid); SIGKILL then removes
+// them.
+func TestALapsedLeaseUnpausesAndRemovesRules(t *testing.T) {
+	eng := engine(t)
+	run := fmt.Sprintf("%012x", time.Now().UnixNano()&0xffffffffffff)
+	cmd := startHolder(t, run)
+	// Node 2's app container shares its holder's namespace: the rule shows
+	// in both.
+	if left := strings.Join(faultsLeft(eng, run), ", "); !strings.Contains(left, "-n1-app paused") || !strings.Contains(left, "-n2-net: nft table") {
+		t.Fatalf("the holder's faults are not in place: %s, want node 1 paused and node 2's rule", left)
+	}
+	t0 := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for deadline := time.Now().Add(warden.DefaultLease + 3*time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if left = faultsLeft(eng, run); len(left) == 0 {
+			break
+		}
+	}
+	if len(left) > 0 {
+		t.Fatalf("lease + 3s after the controller stopped, still: %v", left)
+	}
+	t.Logf("the warden took the faults back %s after the controller stopped (lease %v)", time.Since(t0).Round(10*time.Millisecond), warden.DefaultLease)
+	if objs := runLeft(eng, run); len(objs) != 5 {
+		t.Errorf("after the lapse: %v; the lapse must leave the 4 containers and the network to the pipe's closing", objs)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	var objs []string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if objs = runLeft(eng, run); len(objs) == 0 {
+			break
+		}
+	}
+	if len(objs) > 0 {
+		t.Fatalf("30s after SIGKILL of the controller: %v", objs)
+	}
 }
 
 // TestAUserImageRunsAsANode runs system container from a user image (here

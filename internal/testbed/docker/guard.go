@@ -29,11 +29,13 @@ func init() {
 		Owns: func(name, run string) bool {
 			return containerRE.MatchString(name) && strings.HasPrefix(name, "fb-"+run+"-")
 		},
-		Remove: func(name string) (bool, error) { return removeNamed(name, true) },
+		Remove:  func(name string) (bool, error) { return removeNamed(name, true) },
+		Restore: restoreOwned,
 	})
 	warden.RegisterRemover(KindAttached, warden.Remover{
-		Owns:   func(name, run string) bool { return attachedRE.MatchString(name) && strings.HasPrefix(name, run+"/") },
-		Remove: restoreAttached,
+		Owns:    func(name, run string) bool { return attachedRE.MatchString(name) && strings.HasPrefix(name, run+"/") },
+		Remove:  restoreAttached,
+		Restore: restoreAttached,
 	})
 	warden.RegisterRemover(KindNetwork, warden.Remover{
 		Owns:   func(name, run string) bool { return networkRE.MatchString(name) && name == "fb-"+run },
@@ -91,6 +93,24 @@ func (g *guard) release() error                { return g.Release() }
 // controller dies, and faultbench cleanup for a run whose warden died too.
 func restoreAttached(name string) (bool, error) {
 	run, id, _ := strings.Cut(name, "/")
+	return restoreContainer(run, id, true)
+}
+
+// restoreOwned takes the faults off one of the run's own containers (name
+// is fb-RUN-nI-ROLE) when the lease lapses: unpaused, the run's nft tables
+// and its qdisc deleted from its namespace. It neither starts nor removes
+// it: the controller, if it comes back, finds its run invalid, and the
+// pipe's closing removes the container.
+func restoreOwned(name string) (bool, error) {
+	run := strings.TrimPrefix(name, "fb-")
+	run, _, _ = strings.Cut(run, "-")
+	return restoreContainer(run, name, false)
+}
+
+// restoreContainer unpauses container id (or name) and deletes
+// run's rules from its namespace; with start, it also starts it if it is
+// down.
+func restoreContainer(run, id string, start bool) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	eng, err := removerEngine(ctx)
@@ -124,7 +144,7 @@ func restoreAttached(name string) (bool, error) {
 		if err != nil {
 			errs = append(errs, err)
 		}
-	default:
+	case start:
 		if err := eng.ContainerStart(ctx, id); err != nil {
 			errs = append(errs, fmt.Errorf("start: %w", err))
 		}
@@ -155,7 +175,7 @@ func removeRunRules(ns, run string) (bool, error) {
 		errs = append(errs, err)
 	}
 	for _, m := range tableLineRE.FindAllStringSubmatch(tables, -1) {
-		if !strings.HasPrefix(m[1], attachedTable(run)) {
+		if !strings.HasPrefix(m[1], runTable(run)) {
 			continue
 		}
 		if _, err := inNS(ns, "", "nft", "delete", "table", "inet", m[1]); err != nil {

@@ -69,7 +69,9 @@ func (c *Containers) nsOf(id int) (string, string, error) {
 	return fmt.Sprintf("/proc/%d/ns/net", info.Pid), shortID(n.holder), nil
 }
 
-func (c *Containers) tableName() string { return fmt.Sprintf("fbf%d", seq.Add(1)) }
+func (c *Containers) tableName() string {
+	return fmt.Sprintf("%s%d", runTable(c.spec.RunID), seq.Add(1))
+}
 
 func (c *Containers) device(int, string) (string, error) { return "eth0", nil }
 
