@@ -24,7 +24,7 @@ import (
 
 // QueueSpec says what a Delayer does to which packets.
 type QueueSpec struct {
-	NS    string   // network namespace name (ip netns), "" for this one
+	NS    string   // network namespace: a name under /run/netns, a path (/proc/PID/ns/net), or "" for this one
 	Queue uint16   // NFQUEUE number, unique within the namespace
 	Match []string // iptables match of the node's outgoing packets, e.g. -o eth0 or -d ADDR,ADDR
 	// MatchIn, when set, also queues the node's incoming packets (e.g. -i
@@ -104,11 +104,7 @@ func StartDelayer(spec QueueSpec) (*Delayer, error) {
 	if spec.MaxHeld == 0 {
 		spec.MaxHeld = DefaultMaxHeld
 	}
-	nsPath := ""
-	if spec.NS != "" {
-		nsPath = "/run/netns/" + spec.NS
-	}
-	q, err := openQueue(nsPath, spec.Queue, spec.MaxHeld)
+	q, err := openQueue(spec.nsPath(), spec.Queue, spec.MaxHeld)
 	if err != nil {
 		return nil, err
 	}
@@ -123,12 +119,22 @@ func StartDelayer(spec QueueSpec) (*Delayer, error) {
 	return d, nil
 }
 
-// iptables runs iptables-nft in the delayer's namespace.
+// nsPath is the namespace's path ("" for this process's).
+func (s QueueSpec) nsPath() string {
+	if s.NS == "" || strings.HasPrefix(s.NS, "/") {
+		return s.NS
+	}
+	return "/run/netns/" + s.NS
+}
+
+// iptables runs iptables-nft in the delayer's namespace (entered with
+// nsenter, which takes a named namespace's path and a container's
+// /proc/PID/ns/net alike).
 func (d *Delayer) iptables(args ...string) error {
 	argv := append([]string{"-w", "5", "-t", "mangle"}, args...)
 	cmd := exec.Command("iptables-nft", argv...)
-	if d.spec.NS != "" {
-		cmd = exec.Command("ip", append([]string{"netns", "exec", d.spec.NS, "iptables-nft"}, argv...)...)
+	if ns := d.spec.nsPath(); ns != "" {
+		cmd = exec.Command("nsenter", append([]string{"--net=" + ns, "--", "iptables-nft"}, argv...)...)
 	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -184,7 +190,7 @@ func (d *Delayer) uninstall() error {
 	for _, h := range d.hooks() {
 		for _, args := range [][]string{{"-D", h[0], "-j", h[1]}, {"-F", h[1]}, {"-X", h[1]}} {
 			if err := d.iptables(args...); err != nil && !strings.Contains(err.Error(), "No chain") &&
-				!strings.Contains(err.Error(), "does not exist") && !strings.Contains(err.Error(), "Cannot open network namespace") {
+				!strings.Contains(err.Error(), "does not exist") && !strings.Contains(err.Error(), "nsenter: cannot open") {
 				errs = append(errs, err)
 			}
 		}

@@ -14,8 +14,8 @@ import (
 // target's packets to and from Addrs (or every packet on its interface)
 // are queued, in each direction, to a Delayer run by the process that
 // applies the fault, which holds each one for Delay, or drops those of
-// the Down periods of an Up/Down cycle. The target must be a named
-// namespace (a name under /run/netns).
+// the Down periods of an Up/Down cycle. The target is a named namespace
+// (under /run/netns) or a process's (/proc/PID/ns/net: a container's).
 type Queueing struct {
 	Num   uint16        `json:"num"` // NFQUEUE number, unique within the namespace
 	Addrs []string      `json:"addrs,omitempty"`
@@ -32,8 +32,8 @@ func (q *Queueing) check(id string, t Target) error {
 	if q.Num == 0 {
 		return fmt.Errorf("fault %s: queue number 0: want 1..65535", id)
 	}
-	if !nsNameRE.MatchString(t.Netns) {
-		return fmt.Errorf("fault %s: netns %q: a queue needs a namespace name under /run/netns", id, t.Netns)
+	if err := t.checkNet(); err != nil {
+		return fmt.Errorf("fault %s: %w", id, err)
 	}
 	if err := q.spec(t).Validate(); err != nil {
 		return fmt.Errorf("fault %s: %w", id, err)

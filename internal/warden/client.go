@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/faultbench/faultbench/internal/kernelfault"
 	"github.com/faultbench/faultbench/internal/node"
 )
 
@@ -131,25 +132,64 @@ func StartClient(spec ClientSpec) (*Client, error) {
 
 // call sends one request and returns the warden's refusal, if any.
 func (g *Client) call(op, kind, name string) error {
+	_, err := g.send(Request{Op: op, Kind: kind, Name: name})
+	return err
+}
+
+// callWait bounds one request; injectWait an inject, which proves its
+// effect before the warden answers (a delay's round trips, a balloon
+// becoming resident: up to 20 s). The warden counts the lease as renewed
+// while it works on a request.
+const (
+	callWait   = 5 * time.Second
+	injectWait = 30 * time.Second
+)
+
+// send sends one request (numbered here) and returns what follows the
+// warden's "ok", or its refusal. A warden that does not answer in time
+// is an error naming the operation; the connection is then closed (a
+// late answer would pair with the wrong request).
+func (g *Client) send(r Request) (string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.conn == nil {
-		return errors.New("warden connection closed")
+		return "", errors.New("warden connection closed")
 	}
 	g.seq++
-	b, _ := json.Marshal(Request{Op: op, Run: g.run, Seq: g.seq, Kind: kind, Name: name})
-	_ = g.conn.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := g.conn.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("warden: %w", err)
+	r.Run, r.Seq = g.run, g.seq
+	b, _ := json.Marshal(r)
+	wait := callWait
+	if r.Op == OpInject {
+		wait = injectWait
 	}
-	ans, err := g.answers.ReadString('\n')
+	_ = g.conn.SetDeadline(time.Now().Add(wait))
+	_, err := g.conn.Write(append(b, '\n'))
+	ans := ""
+	if err == nil {
+		ans, err = g.answers.ReadString('\n')
+	}
 	if err != nil {
-		return fmt.Errorf("warden did not answer: %w", err)
+		_ = g.conn.Close()
+		g.conn = nil
+		return "", fmt.Errorf("warden did not answer %s within %v: %w", r.Op, wait, err)
 	}
-	if ans = strings.TrimSpace(ans); ans != "ok" {
-		return fmt.Errorf("warden %s", ans)
+	ans = strings.TrimSpace(ans)
+	if rest, ok := strings.CutPrefix(ans, "ok"); ok {
+		return strings.TrimSpace(rest), nil
 	}
-	return nil
+	return "", fmt.Errorf("warden %s", ans)
+}
+
+// Inject has the warden apply f (a kernel fault it then holds: a delayer,
+// a helper process) and returns its evidence; the warden journals it, so
+// its lease's lapse or this controller's death reverts it.
+func (g *Client) Inject(f kernelfault.Fault) (string, error) {
+	return g.send(Request{Op: OpInject, Fault: &f})
+}
+
+// Revert has the warden revert fault id and returns its evidence.
+func (g *Client) Revert(id string) (string, error) {
+	return g.send(Request{Op: OpRevert, ID: id})
 }
 
 // Add journals an object through the warden before it is created.

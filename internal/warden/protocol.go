@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/faultbench/faultbench/internal/kernelfault"
@@ -109,7 +110,8 @@ var faultIDRE = regexp.MustCompile(`^[a-z0-9][a-z0-9#._-]{0,47}$`)
 
 // checkFault refuses a fault that is malformed or whose target is not
 // one of run's: a node namespace of the run, or /proc/PID/ns/net of a
-// process in the run's cgroups (a container's), and the run's cgroups.
+// process in the run's cgroups or in one of its containers (a backend's
+// Remover.OwnsProcess), and the run's cgroups.
 func checkFault(f kernelfault.Fault, run string) error {
 	if err := f.Check(); err != nil {
 		return err
@@ -117,7 +119,7 @@ func checkFault(f kernelfault.Fault, run string) error {
 	t := f.Target
 	if t.Netns != "" && !(netnsRE.MatchString(t.Netns) && strings.Contains(t.Netns, run) && !strings.HasSuffix(t.Netns, "-br")) {
 		pid, ok := strings.CutSuffix(strings.TrimPrefix(t.Netns, "/proc/"), "/ns/net")
-		if !ok || !strings.HasPrefix(t.Netns, "/proc/") || !pidOfRun(pid, run) {
+		if !ok || !strings.HasPrefix(t.Netns, "/proc/") || !(pidOfRun(pid, run) || ownedByPid(pid, run)) {
 			return fmt.Errorf("fault %s: netns %q is not a node of run %s", f.ID, t.Netns, run)
 		}
 	}
@@ -127,6 +129,12 @@ func checkFault(f kernelfault.Fault, run string) error {
 		}
 	}
 	return nil
+}
+
+// ownedByPid is ownedByBackend for a pid in its decimal form.
+func ownedByPid(pid, run string) bool {
+	n, err := strconv.Atoi(pid)
+	return err == nil && n > 1 && ownedByBackend(n, run)
 }
 
 // pidOfRun reports whether process pid is in one of run's cgroups.

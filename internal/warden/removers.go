@@ -21,6 +21,11 @@ type Remover struct {
 	// the pipe's closing removes the run. It reports whether it changed
 	// anything.
 	Restore func(name string) (bool, error)
+	// OwnsProcess, if set, reports whether process pid runs in one of
+	// run's objects of this kind (a container the run created or
+	// attached), so that a fault may target its namespace
+	// (/proc/PID/ns/net).
+	OwnsProcess func(pid int, run string) bool
 }
 
 var (
@@ -105,4 +110,23 @@ func restoreRegistered(recs []Record) (restored []string, errs []error) {
 		}
 	}
 	return restored, errs
+}
+
+// ownedByBackend reports whether a registered Remover says process pid
+// runs in one of run's objects.
+func ownedByBackend(pid int, run string) bool {
+	removersMu.Lock()
+	var owns []func(int, string) bool
+	for _, r := range removers {
+		if r.OwnsProcess != nil {
+			owns = append(owns, r.OwnsProcess)
+		}
+	}
+	removersMu.Unlock()
+	for _, f := range owns {
+		if f(pid, run) {
+			return true
+		}
+	}
+	return false
 }

@@ -67,6 +67,7 @@ var (
 	_ kernelfault.NetfilterLever = (*Containers)(nil)
 	_ kernelfault.QdiscLever     = (*Containers)(nil)
 	_ kernelfault.CgroupLever    = (*Containers)(nil)
+	_ kernelfault.QueueLever     = (*Containers)(nil)
 )
 
 // ctrNode is one node: a holder container owning the network namespace

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/faultbench/faultbench/internal/testbed"
@@ -29,8 +31,9 @@ func init() {
 		Owns: func(name, run string) bool {
 			return containerRE.MatchString(name) && strings.HasPrefix(name, "fb-"+run+"-")
 		},
-		Remove:  func(name string) (bool, error) { return removeNamed(name, true) },
-		Restore: restoreOwned,
+		Remove:      func(name string) (bool, error) { return removeNamed(name, true) },
+		Restore:     restoreOwned,
+		OwnsProcess: ownsProcess,
 	})
 	warden.RegisterRemover(KindAttached, warden.Remover{
 		Owns:    func(name, run string) bool { return attachedRE.MatchString(name) && strings.HasPrefix(name, run+"/") },
@@ -196,4 +199,42 @@ func removeRunRules(ns, run string) (bool, error) {
 		changed = true
 	}
 	return changed, errors.Join(errs...)
+}
+
+// containerIDRE finds a container's id at the end of a cgroup path: the
+// engine's cgroupfs driver names it /docker/ID, systemd's docker-ID.scope.
+var containerIDRE = regexp.MustCompile(`(?:/docker/|/docker-)([0-9a-f]{64})(?:\.scope)?$`)
+
+// containerOfPid is the id of the container process pid runs in, from its
+// cgroups; "" when it runs in none.
+func containerOfPid(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if m := containerIDRE.FindStringSubmatch(line[strings.LastIndexByte(line, ':')+1:]); m != nil {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+// ownsProcess reports whether process pid runs in a container of run: one
+// the run created (labelled with its id) or attached (journalled as
+// RUN/ID). The warden asks it before it acts in /proc/PID/ns/net.
+func ownsProcess(pid int, run string) bool {
+	id := containerOfPid(pid)
+	if id == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	if eng, err := removerEngine(ctx); err == nil {
+		if info, err := eng.ContainerInspect(ctx, id); err == nil && info.Labels[LabelRun] == run {
+			return true
+		}
+	}
+	recs, _ := warden.Read(warden.Path(run))
+	return slices.ContainsFunc(recs, func(r warden.Record) bool { return r.Kind == KindAttached && r.Name == run+"/"+id })
 }

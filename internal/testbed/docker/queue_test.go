@@ -1,0 +1,115 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/faultbench/faultbench/internal/kernelfault"
+	"github.com/faultbench/faultbench/internal/record"
+)
+
+// medianGet is the median time of n GETs of node addr's health page, each
+// on a new connection; an error if any fails.
+func medianGet(addr string, n int) (time.Duration, error) {
+	var ds []time.Duration
+	for range n {
+		t0 := time.Now()
+		if err := get(addr); err != nil {
+			return 0, err
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2], nil
+}
+
+// TestDelayAndFlakyLinkOfAContainer delays a container's packets to and
+// from the users with the warden's NFQUEUE delayer in the container's
+// namespace, measures the users' latency grow by the delay and come back
+// after the revert, then makes the link between two containers flaky and
+// takes that back too.
+func TestDelayAndFlakyLinkOfAContainer(t *testing.T) {
+	eng := engine(t)
+	b := &Backend{Connect: Connect}
+	spec := testSpec(t.TempDir(), "", 2)
+	spec.RunID = fmt.Sprintf("%012x", time.Now().UnixNano()&0xffffffffffff)
+	plan, err := b.Plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var events []record.Event
+	tc, err := b.Start(context.Background(), spec, plan, func(e record.Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tc.(*Containers)
+	defer func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+		if left := runLeft(eng, spec.RunID); len(left) > 0 {
+			t.Errorf("left after Stop: %v", left)
+		}
+	}()
+	a1 := c.Nodes()[0].Addr
+	before, err := medianGet(a1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const delay = 50 * time.Millisecond
+	undo, err := c.Queue(kernelfault.Label{Fault: "delay", ID: 1}, 1, kernelfault.Peers{Client: true}, kernelfault.Disturbance{Delay: delay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A GET on a new connection crosses the node's interface four times
+	// (SYN in, SYN-ACK out, request in, answer out), each held for the
+	// delay; ask for at least half of that.
+	during, err := medianGet(a1, 5)
+	if err != nil {
+		t.Fatalf("delayed node: %v", err)
+	}
+	if during-before < 2*delay {
+		t.Errorf("median GET %v before the delay, %v during it: want at least %v more", before, during, 2*delay)
+	}
+	if err := undo(); err != nil {
+		t.Fatal(err)
+	}
+	var after time.Duration
+	eventually(t, "the GET's latency back after the revert", func() error {
+		if after, err = medianGet(a1, 5); err != nil || after-before >= delay {
+			return fmt.Errorf("median GET %v (before the delay %v): %v", after, before, err)
+		}
+		return nil
+	})
+	t.Logf("median GET of node 1: %v before, %v with %v delay each way, %v after", before, during, delay, after)
+
+	undo, err = c.Queue(kernelfault.Label{Fault: "link-flaky", ID: 2}, 1, kernelfault.Peers{Nodes: []int{1, 2}},
+		kernelfault.Disturbance{Up: 200 * time.Millisecond, Down: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := undo(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var got []string
+	for _, e := range events {
+		if e.Kind == "fault.effective" || e.Kind == "fault.reverted" {
+			got = append(got, e.Kind+" "+strings.Fields(e.Detail)[1])
+			if !strings.Contains(e.Detail, "NFQUEUE") {
+				t.Errorf("%s %s: no NFQUEUE evidence: %s", e.Kind, e.Fault, e.Detail)
+			}
+		}
+	}
+	want := "fault.effective nfqueue: fault.reverted nfqueue: fault.effective nfqueue: fault.reverted nfqueue:"
+	if strings.Join(got, " ") != want {
+		t.Errorf("events %v, want %s", got, want)
+	}
+}
