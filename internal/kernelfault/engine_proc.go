@@ -235,14 +235,17 @@ func cpuTicks(pid int) int64 {
 	return u + s
 }
 
-// rssBytes is a process's resident set (VmRSS) in bytes.
+// rssBytes is process pid's resident anonymous memory (RssAnon): what a
+// balloon holds and its cgroup is charged for. VmRSS would also count the
+// pages of the executable, which the page cache shares and charges
+// elsewhere, and so overstate the pressure by tens of MiB.
 func rssBytes(pid int) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, "RssAnon:"); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			return kb << 10
 		}

@@ -111,7 +111,8 @@ var faultIDRE = regexp.MustCompile(`^[a-z0-9][a-z0-9#._-]{0,47}$`)
 // checkFault refuses a fault that is malformed or whose target is not
 // one of run's: a node namespace of the run, or /proc/PID/ns/net of a
 // process in the run's cgroups or in one of its containers (a backend's
-// Remover.OwnsProcess), and the run's cgroups.
+// Remover.OwnsProcess), and the run's cgroups or its containers'
+// (Remover.OwnsCgroup).
 func checkFault(f kernelfault.Fault, run string) error {
 	if err := f.Check(); err != nil {
 		return err
@@ -124,7 +125,7 @@ func checkFault(f kernelfault.Fault, run string) error {
 		}
 	}
 	for _, d := range t.Cgroup {
-		if !cgroupRE.MatchString(d) || !strings.Contains(d, "/faultbench/"+run+"/") {
+		if !(cgroupRE.MatchString(d) && strings.Contains(d, "/faultbench/"+run+"/")) && !cgroupOfBackend(d, run) {
 			return fmt.Errorf("fault %s: cgroup %q is not a node of run %s", f.ID, d, run)
 		}
 	}

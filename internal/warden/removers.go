@@ -26,6 +26,10 @@ type Remover struct {
 	// attached), so that a fault may target its namespace
 	// (/proc/PID/ns/net).
 	OwnsProcess func(pid int, run string) bool
+	// OwnsCgroup, if set, reports whether cgroup directory dir is one of
+	// run's objects of this kind (a container's cgroup), so that a fault
+	// may start a helper process in it.
+	OwnsCgroup func(dir, run string) bool
 }
 
 var (
@@ -115,18 +119,23 @@ func restoreRegistered(recs []Record) (restored []string, errs []error) {
 // ownedByBackend reports whether a registered Remover says process pid
 // runs in one of run's objects.
 func ownedByBackend(pid int, run string) bool {
+	return anyRemover(func(r Remover) bool { return r.OwnsProcess != nil && r.OwnsProcess(pid, run) })
+}
+
+// cgroupOfBackend reports whether a registered Remover says cgroup dir is
+// one of run's objects.
+func cgroupOfBackend(dir, run string) bool {
+	return anyRemover(func(r Remover) bool { return r.OwnsCgroup != nil && r.OwnsCgroup(dir, run) })
+}
+
+// anyRemover reports whether f holds for a registered Remover (called
+// outside the registry's lock: f may take a while, asking an engine).
+func anyRemover(f func(Remover) bool) bool {
 	removersMu.Lock()
-	var owns []func(int, string) bool
+	rs := make([]Remover, 0, len(removers))
 	for _, r := range removers {
-		if r.OwnsProcess != nil {
-			owns = append(owns, r.OwnsProcess)
-		}
+		rs = append(rs, r)
 	}
 	removersMu.Unlock()
-	for _, f := range owns {
-		if f(pid, run) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(rs, f)
 }

@@ -20,10 +20,6 @@ import (
 // tokens, proxies), which an attached stack has done by itself.
 var attachSystems = []string{ContainerSystem, "static"}
 
-// cgroupFaults run faultbench's helpers in a node's container, which an
-// attached container is not known to hold.
-var cgroupFaults = []string{"cpu-hog", "mem-pressure"}
-
 // findAttachedFor finds spec.Attach's containers and checks their number
 // against spec.Nodes when the scenario gives one.
 func findAttachedFor(ctx context.Context, eng Engine, spec testbed.Spec) (attachment, error) {
@@ -52,8 +48,7 @@ func attachedPlan(att attachment) testbed.Plan {
 }
 
 // CheckScenario implements testbed.ScenarioChecker: for an attached
-// cluster, that the system is one a run can attach to, that no fault
-// needs a helper inside the container, and that the engine holds what
+// cluster, that the system is one a run can attach to, and that the engine holds what
 // attach names, running (errors at the key, file:line); its notes say
 // which container is which node and what its restart policy means.
 func (b *Backend) CheckScenario(sc *scenario.Scenario) ([]string, error) {
@@ -64,11 +59,6 @@ func (b *Backend) CheckScenario(sc *scenario.Scenario) ([]string, error) {
 	var errs []error
 	if !slices.Contains(attachSystems, c.System) {
 		errs = append(errs, sc.Errorf([]any{"cluster", "system"}, "system %s starts and configures its own nodes; attach takes system: container (any running service) or static (faultbench's page server, whose pages the clients verify)", c.System))
-	}
-	for i, f := range sc.Faults {
-		if slices.Contains(cgroupFaults, f.Type) {
-			errs = append(errs, sc.Errorf([]any{"faults", i, "type"}, "fault %s runs faultbench's helper inside the container, which an attached container is not known to hold: not available with attach", f.Type))
-		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -180,12 +180,18 @@ faults:
 		{"services: [web]", "services: [api]", "s.yaml:7: cluster.attach.services: compose project shop has no service api"},
 		{`target: "lb:80"`, `target: "cache:80"`, "s.yaml:8: cluster.attach.target: no service or container cache"},
 		{"system: static", "system: press", "s.yaml:3: cluster.system: system press starts and configures its own nodes"},
-		{"app-crash, node: 2", "cpu-hog, node: 2", "s.yaml:12: faults[0].type: fault cpu-hog runs faultbench's helper"},
 		{"  backend: docker\n", "  backend: docker\n  nodes: 3\n", "s.yaml:5: cluster.nodes: 3 nodes, but attach finds 2 containers"},
 	} {
 		sc := parse(t, strings.Replace(file, c.from, c.to, 1))
 		if _, err := b.CheckScenario(sc); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s -> %s: %v, want %q", c.from, c.to, err, c.want)
+		}
+	}
+	// The warden runs cpu-hog's and mem-pressure's helpers from the host
+	// in the container's cgroups: an attached container takes them too.
+	for _, f := range []string{"cpu-hog, node: 2", "mem-pressure, node: 1"} {
+		if _, err := b.CheckScenario(parse(t, strings.Replace(file, "app-crash, node: 2", f, 1))); err != nil {
+			t.Errorf("%s on an attached container: %v", f, err)
 		}
 	}
 }

@@ -40,11 +40,6 @@ func checkContainer(sc *scenario.Scenario, _ testbed.Plan) error {
 		errs = append(errs, sc.Errorf([]any{"cluster", "backend"}, "system: container runs only on backend: docker (this is backend: %s)", b))
 		return errors.Join(errs...)
 	}
-	for i, f := range sc.Faults {
-		if f.Type == "cpu-hog" || f.Type == "mem-pressure" {
-			errs = append(errs, sc.Errorf([]any{"faults", i, "type"}, "fault %s runs faultbench's helper inside the container, which a user's image does not hold: not available for system: container", f.Type))
-		}
-	}
 	return errors.Join(errs...)
 }
 

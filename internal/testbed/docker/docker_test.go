@@ -1,7 +1,9 @@
 package docker
 
 import (
+	"archive/tar"
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -309,13 +312,10 @@ func TestALapsedLeaseUnpausesAndRemovesRules(t *testing.T) {
 // the test binary's own image under another name) and crashes it.
 func TestAUserImageRunsAsANode(t *testing.T) {
 	eng := engine(t)
-	img, err := EnsureImage(context.Background(), eng, os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref := userImage(t, eng)
 	b := &Backend{Connect: Connect}
 	spec := testSpec(t.TempDir(), fmt.Sprintf("%012x", time.Now().UnixNano()&0xffffffffffff), 1)
-	spec.System, spec.Image, spec.Port = ContainerSystem, img.Ref, 8000
+	spec.System, spec.Image, spec.Port = ContainerSystem, ref, 8000
 	spec.Command = []string{"node", "static", "--listen", "{addr}:{port}", "--node", "{node}", "--dir", "{dir}"}
 	plan, err := b.Plan(spec)
 	if err != nil {
@@ -335,10 +335,64 @@ func TestAUserImageRunsAsANode(t *testing.T) {
 	if err := get(addr); err != nil {
 		t.Fatal(err)
 	}
+	// cpu-hog's burner runs from the host in the container's cgroups: the
+	// image holds no faultbench binary for it.
+	undo, err := c.Burn(kernelfault.Label{Fault: "cpu-hog", ID: 1}, 1, 1)
+	if err != nil {
+		t.Fatalf("cpu-hog on a user's image: %v", err)
+	}
+	if err := undo(); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.KillApp(1); err != nil {
 		t.Fatal(err)
 	}
 	if err := get(addr); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("after KillApp: %v, want refused", err)
 	}
+}
+
+// userImage imports an image that is not faultbench's: the test binary
+// as /app, its entry point (with the libraries a -race build links), and
+// nothing at /faultbench. It is removed when the test ends.
+func userImage(t *testing.T, eng Engine) string {
+	t.Helper()
+	files, err := imageFiles(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	dirs := map[string]bool{}
+	for _, f := range files {
+		name := strings.TrimPrefix(f.image, "/")
+		if f.image == binaryPath {
+			name = "app"
+		}
+		for d := filepath.Dir(name); d != "." && !dirs[d]; d = filepath.Dir(d) {
+			dirs[d] = true
+			if err := tw.WriteHeader(&tar.Header{Name: d + "/", Mode: 0o755, Typeflag: tar.TypeDir}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b, err := os.ReadFile(f.host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ref := fmt.Sprintf("faultbench-test-userimage:%x", time.Now().UnixNano())
+	if err := eng.ImageImport(context.Background(), &buf, ref, []string{`ENTRYPOINT ["/app"]`}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.ImageRemove(context.Background(), ref) })
+	return ref
 }

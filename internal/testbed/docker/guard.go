@@ -34,6 +34,7 @@ func init() {
 		Remove:      func(name string) (bool, error) { return removeNamed(name, true) },
 		Restore:     restoreOwned,
 		OwnsProcess: ownsProcess,
+		OwnsCgroup:  ownsCgroup,
 	})
 	warden.RegisterRemover(KindAttached, warden.Remover{
 		Owns:    func(name, run string) bool { return attachedRE.MatchString(name) && strings.HasPrefix(name, run+"/") },
@@ -220,11 +221,20 @@ func containerOfPid(pid int) string {
 	return ""
 }
 
-// ownsProcess reports whether process pid runs in a container of run: one
-// the run created (labelled with its id) or attached (journalled as
-// RUN/ID). The warden asks it before it acts in /proc/PID/ns/net.
-func ownsProcess(pid int, run string) bool {
-	id := containerOfPid(pid)
+// ownsProcess reports whether process pid runs in a container of run
+// (ownsContainer). The warden asks it before it acts in /proc/PID/ns/net.
+func ownsProcess(pid int, run string) bool { return ownsContainer(containerOfPid(pid), run) }
+
+// ownsCgroup reports whether cgroup directory dir is a container's of run
+// (ownsContainer). The warden asks it before it starts a helper there.
+func ownsCgroup(dir, run string) bool {
+	m := containerIDRE.FindStringSubmatch(dir)
+	return m != nil && ownsContainer(m[1], run)
+}
+
+// ownsContainer reports whether container id is one of run's: one the run
+// created (labelled with its id) or attached (journalled as RUN/ID).
+func ownsContainer(id, run string) bool {
 	if id == "" {
 		return false
 	}

@@ -1,8 +1,6 @@
 package docker
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"math"
 	"net"
@@ -14,13 +12,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/faultbench/faultbench/internal/kernelfault"
-	"github.com/faultbench/faultbench/internal/node"
 	"github.com/faultbench/faultbench/internal/record"
 )
 
@@ -389,107 +385,4 @@ func unshape(s kernelSite, l kernelfault.Label, id int, dev string) error {
 	}
 	s.kevent(l, id, "fault.reverted", fmt.Sprintf("mechanism tc: qdiscs removed from %s after %s", dev, ms(time.Since(t0))))
 	return nil
-}
-
-// Burn runs a burner (node kind burner) in node id's application
-// container, through the engine's exec, so it shares the container's
-// cgroup; its CPU time proves it.
-func (c *Containers) Burn(l kernelfault.Label, id int, cpus int) (kernelfault.Undo, error) {
-	cfg := node.Config{Listen: "-", Node: id, Options: map[string]string{"cpus": strconv.Itoa(cpus)}}
-	return c.helper(l, id, "burner", cfg, func(pid int) (string, bool) {
-		t := cpuTicks(pid)
-		return fmt.Sprintf("burner pid %d used %d CPU ticks", pid, t), t >= 5
-	})
-}
-
-// Balloon runs a balloon (node kind balloon) in node id's application
-// container; its resident set proves it.
-func (c *Containers) Balloon(l kernelfault.Label, id int, size int64) (kernelfault.Undo, error) {
-	cfg := node.Config{Listen: "-", Node: id, Options: map[string]string{"bytes": strconv.FormatInt(size, 10)}}
-	return c.helper(l, id, "balloon", cfg, func(pid int) (string, bool) {
-		rss := rssBytes(pid)
-		return fmt.Sprintf("balloon pid %d resident %d MiB of %d MiB", pid, rss>>20, size>>20), rss >= size*9/10
-	})
-}
-
-func (c *Containers) helper(l kernelfault.Label, id int, kind string, cfg node.Config, proof func(pid int) (string, bool)) (kernelfault.Undo, error) {
-	if id < 1 || id > len(c.nodes) {
-		return nil, fmt.Errorf("no node %d", id)
-	}
-	n := c.nodes[id-1]
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	t0 := time.Now()
-	pid, err := c.eng.Exec(ctx, n.app, append([]string{binaryPath, "node", kind}, cfg.Args()...))
-	if err != nil {
-		return nil, fmt.Errorf("%s on node %d: docker exec %s: %w", l.Fault, id, kind, err)
-	}
-	undo := onceUndo(func() error {
-		t1 := time.Now()
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		for range 500 {
-			if syscall.Kill(pid, 0) != nil || procState(pid) == 'Z' {
-				c.kevent(l, id, "fault.reverted", fmt.Sprintf("mechanism docker-exec: %s pid %d ended after %s", kind, pid, ms(time.Since(t1))))
-				return nil
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		return fmt.Errorf("revert %s on node %d: %s pid %d alive 5s after SIGKILL (paused container?)", l.Fault, id, kind, pid)
-	})
-	var detail string
-	ok := false
-	for deadline := time.Now().Add(30 * time.Second); !ok && time.Now().Before(deadline); {
-		if detail, ok = proof(pid); !ok {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	if !ok {
-		return nil, joinUndo(fmt.Errorf("%s on node %d: not in effect after 30s: %s", l.Fault, id, detail), undo)
-	}
-	c.kevent(l, id, "fault.effective", fmt.Sprintf("mechanism docker-exec: %s in container %s after %s: %s", kind, shortID(n.app), ms(time.Since(t0)), detail))
-	return undo, nil
-}
-
-// procStat is the fields of /proc/PID/stat after the command name.
-func procStat(pid int) []string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return nil
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return nil
-	}
-	return strings.Fields(string(b[i+1:]))
-}
-
-func procState(pid int) byte {
-	if f := procStat(pid); len(f) > 0 && len(f[0]) > 0 {
-		return f[0][0]
-	}
-	return 0
-}
-
-func cpuTicks(pid int) int64 {
-	f := procStat(pid)
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return u + s
-}
-
-func rssBytes(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
