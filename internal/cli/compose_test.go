@@ -428,3 +428,83 @@ func readEventsIfAny(dir string) []record.Event {
 	}
 	return evs
 }
+
+// TestQuickstartDockerEndToEnd runs examples/quickstart-docker.yaml, every
+// node a container of the image faultbench builds from its own binary
+// (here the test binary, which acts as faultbench): the record shows the
+// hang and the crash as the local quickstart's does, the provenance names
+// each node's container and image, and the run leaves no container or
+// network behind.
+func TestQuickstartDockerEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end docker run; skipped with -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the docker backend's kernel levers and warden need root")
+	}
+	eng, err := docker.Connect(context.Background())
+	if err != nil {
+		t.Skipf("no Docker engine answers: %v", err)
+	}
+	img, err := docker.EnsureImage(context.Background(), eng, os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if img.Created {
+			_ = eng.ImageRemove(context.Background(), img.Ref)
+		}
+	})
+	dir := filepath.Join(t.TempDir(), "out")
+	stdout, stderr, code := run(t, "run", "../../examples/quickstart-docker.yaml", "--time-scale", "0.25", "--quiet", "-o", dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	var sum analysis.Summary
+	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Complete || sum.Run.Attempts == 0 {
+		t.Fatalf("summary incomplete or empty: %+v", sum.Run)
+	}
+	if st, err := os.Stat(filepath.Join(dir, record.ReportFile)); err != nil || st.Size() == 0 {
+		t.Errorf("no report: %v", err)
+	}
+	p := sum.Provenance
+	if p == nil || p.Testbed == nil || p.Testbed.Backend != "docker" || len(p.Testbed.Nodes) != 4 {
+		t.Fatalf("provenance does not name the docker testbed and its 4 nodes: %+v", p)
+	}
+	for _, n := range p.Testbed.Nodes {
+		if n.Container == "" || n.ImageID == "" {
+			t.Errorf("node %d: no container or image id in the provenance: %+v", n.Node, n)
+		}
+	}
+	var hangTimeouts, crashRefused, unexplained int
+	err = record.ReadRequests(dir, func(r record.Request) error {
+		switch {
+		case r.Outcome == record.OK:
+		case r.Outcome == record.Timeout && r.Node == 2:
+			hangTimeouts++
+		case r.Outcome == record.ConnError && r.Node == 3:
+			crashRefused++
+		default:
+			unexplained++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hangTimeouts == 0 || crashRefused == 0 || unexplained > 0 {
+		t.Errorf("%d timeouts on the hung node 2, %d refused on the crashed node 3, %d failures no fault explains", hangTimeouts, crashRefused, unexplained)
+	}
+	cs, _ := eng.ContainerList(context.Background(), docker.LabelRun+"="+p.RunID)
+	ns, _ := eng.NetworkList(context.Background(), docker.LabelRun+"="+p.RunID)
+	if len(cs)+len(ns) > 0 {
+		t.Errorf("the run left %d containers and %d networks", len(cs), len(ns))
+	}
+}
