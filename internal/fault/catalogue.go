@@ -46,6 +46,7 @@ var Types = func() []Type {
 	add("network", TargetCluster, false, "switch-down")
 	add("network", TargetGroup, false, "partition")
 	add("network", TargetLink, false, "delay", "loss", "bandwidth")
+	add("network", TargetNode, false, "disconnect")
 	add("resource", TargetNode, false, "mem-alloc-fail", "mem-pin-fail", "mem-pressure", "cpu-hog", "slow")
 	add("bug", TargetNode, false, "bad-param-null", "bad-param-offset", "bad-param-size", "bitflip")
 	add("disk", TargetDisk, false, "disk-read-correctable", "disk-read-uncorrectable", "disk-write-correctable",

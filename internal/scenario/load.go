@@ -21,7 +21,7 @@ import (
 var FaultTypes = map[string][]string{
 	"node":        {"node-crash", "node-freeze", "node-reboot"},
 	"application": {"app-crash", "app-hang"},
-	"network":     {"link-down", "link-flaky", "switch-down", "partition", "delay", "loss", "bandwidth"},
+	"network":     {"link-down", "link-flaky", "switch-down", "partition", "delay", "loss", "bandwidth", "disconnect"},
 	"resource":    {"mem-alloc-fail", "mem-pin-fail", "mem-pressure", "cpu-hog", "slow"},
 	"bug":         {"bad-param-null", "bad-param-offset", "bad-param-size", "bitflip"},
 	"disk": {"disk-read-correctable", "disk-read-uncorrectable", "disk-write-correctable", "disk-write-uncorrectable",
@@ -498,7 +498,7 @@ var demeritKeys = []string{"conn_abort", "conn_error", "timeout", "http_error", 
 func needsNode(t string) bool {
 	switch t {
 	case "node-crash", "node-freeze", "node-reboot", "app-crash", "app-hang", "mem-alloc-fail", "mem-pin-fail", "mem-pressure", "cpu-hog", "slow",
-		"bad-param-null", "bad-param-offset", "bad-param-size", "bitflip", "restart-node":
+		"bad-param-null", "bad-param-offset", "bad-param-size", "bitflip", "restart-node", "disconnect":
 		return true
 	}
 	return false

@@ -60,6 +60,11 @@ func (b *Backend) CheckScenario(sc *scenario.Scenario) ([]string, error) {
 	if !slices.Contains(attachSystems, c.System) {
 		errs = append(errs, sc.Errorf([]any{"cluster", "system"}, "system %s starts and configures its own nodes; attach takes system: container (any running service) or static (faultbench's page server, whose pages the clients verify)", c.System))
 	}
+	for i, f := range sc.Faults {
+		if f.Type == "disconnect" {
+			errs = append(errs, sc.Errorf([]any{"faults", i, "type"}, "fault disconnect takes one of the run's own containers off the run's network; an attached container is not: use link-down (a silent nft DROP in its namespace)"))
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

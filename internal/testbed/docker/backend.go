@@ -183,5 +183,5 @@ func (b *Backend) Start(ctx context.Context, spec testbed.Spec, plan testbed.Pla
 // each container's namespaces.
 func (b *Backend) Levers() []string {
 	return []string{fault.LeverApp, fault.LeverProcess, fault.LeverHost,
-		kernelfault.LeverNetfilter, kernelfault.LeverQdisc, kernelfault.LeverCgroup, kernelfault.LeverQueue}
+		kernelfault.LeverNetfilter, kernelfault.LeverQdisc, kernelfault.LeverCgroup, kernelfault.LeverQueue, LeverDisconnect}
 }

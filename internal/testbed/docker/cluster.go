@@ -192,8 +192,10 @@ func (n *ctrNode) create(ctx context.Context, netName string) error {
 		return err
 	}
 	hold := node.Config{Listen: "-", Node: n.id}
+	hl := labels("holder")
+	hl[LabelIP] = n.ip.String() // for the warden's restore of a disconnected holder
 	id, err := c.eng.ContainerCreate(ctx, ContainerSpec{Name: hname, Image: c.image.Ref, Network: netName, IP: n.ip,
-		Cmd: append([]string{"node", holderKind}, hold.Args()...), Env: env, Labels: labels("holder")})
+		Cmd: append([]string{"node", holderKind}, hold.Args()...), Env: env, Labels: hl})
 	if err != nil {
 		return fmt.Errorf("create %s: %w", hname, err)
 	}

@@ -253,6 +253,9 @@ func faultsLeft(eng Engine, run string) []string {
 		if info.Paused {
 			left = append(left, info.Name+" paused")
 		}
+		if _, on := info.IPs["fb-"+run]; info.Labels[LabelRole] == "holder" && !on {
+			left = append(left, info.Name+" off the network")
+		}
 		if info.Running && info.Pid > 0 {
 			tables, _ := inNS(fmt.Sprintf("/proc/%d/ns/net", info.Pid), "", "nft", "list", "tables")
 			if strings.Contains(tables, runTable(run)) {
@@ -264,9 +267,9 @@ func faultsLeft(eng Engine, run string) []string {
 }
 
 // TestALapsedLeaseUnpausesAndRemovesRules stops (SIGSTOP, a starved
-// controller) a controller whose cluster has a paused node and a rule:
-// once its lease lapses the warden must unpause the node and delete the
-// rule, and leave the containers in place (the pipe is still open, the
+// controller) a controller whose cluster has a paused and disconnected
+// node and a rule: once its lease lapses the warden must unpause and
+// reconnect the node and delete the rule, and leave the containers in place (the pipe is still open, the
 // controller may come back to find its run invalid); SIGKILL then removes
 // them.
 func TestALapsedLeaseUnpausesAndRemovesRules(t *testing.T) {
@@ -275,8 +278,9 @@ func TestALapsedLeaseUnpausesAndRemovesRules(t *testing.T) {
 	cmd := startHolder(t, run)
 	// Node 2's app container shares its holder's namespace: the rule shows
 	// in both.
-	if left := strings.Join(faultsLeft(eng, run), ", "); !strings.Contains(left, "-n1-app paused") || !strings.Contains(left, "-n2-net: nft table") {
-		t.Fatalf("the holder's faults are not in place: %s, want node 1 paused and node 2's rule", left)
+	if left := strings.Join(faultsLeft(eng, run), ", "); !strings.Contains(left, "-n1-app paused") || !strings.Contains(left, "-n2-net: nft table") ||
+		!strings.Contains(left, "-n1-net off the network") {
+		t.Fatalf("the holder's faults are not in place: %s, want node 1 paused and disconnected and node 2's rule", left)
 	}
 	t0 := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {

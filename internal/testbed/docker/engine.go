@@ -35,6 +35,10 @@ type Engine interface {
 	NetworkRemove(ctx context.Context, id string) error
 	// NetworkList lists the networks with label (every one when "").
 	NetworkList(ctx context.Context, label string) ([]NetworkInfo, error)
+	// NetworkDisconnect takes container id off network netID;
+	// NetworkConnect puts it back with address ip.
+	NetworkDisconnect(ctx context.Context, netID, id string) error
+	NetworkConnect(ctx context.Context, netID, id string, ip netip.Addr) error
 	ContainerCreate(ctx context.Context, spec ContainerSpec) (string, error)
 	ContainerStart(ctx context.Context, id string) error
 	ContainerInspect(ctx context.Context, id string) (ContainerInfo, error)
@@ -233,6 +237,17 @@ func (m *moby) NetworkCreate(ctx context.Context, name string, subnet netip.Pref
 	r, err := m.c.NetworkCreate(ctx, name, client.NetworkCreateOptions{Driver: "bridge", Labels: labels,
 		IPAM: &network.IPAM{Config: []network.IPAMConfig{{Subnet: subnet, Gateway: gw}}}})
 	return r.ID, err
+}
+
+func (m *moby) NetworkDisconnect(ctx context.Context, netID, id string) error {
+	_, err := m.c.NetworkDisconnect(ctx, netID, client.NetworkDisconnectOptions{Container: id})
+	return err
+}
+
+func (m *moby) NetworkConnect(ctx context.Context, netID, id string, ip netip.Addr) error {
+	_, err := m.c.NetworkConnect(ctx, netID, client.NetworkConnectOptions{Container: id,
+		EndpointConfig: &network.EndpointSettings{IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: ip}}})
+	return err
 }
 
 func (m *moby) NetworkRemove(ctx context.Context, id string) error {

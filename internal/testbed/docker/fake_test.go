@@ -84,6 +84,16 @@ func (f *fakeEngine) NetworkCreate(_ context.Context, name string, subnet netip.
 	return name, nil
 }
 
+func (f *fakeEngine) NetworkDisconnect(_ context.Context, netID, id string) error {
+	f.log("disconnect %s from %s", id, netID)
+	return nil
+}
+
+func (f *fakeEngine) NetworkConnect(_ context.Context, netID, id string, ip netip.Addr) error {
+	f.log("connect %s to %s as %s", id, netID, ip)
+	return nil
+}
+
 func (f *fakeEngine) NetworkRemove(_ context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

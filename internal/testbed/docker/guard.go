@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"regexp"
 	"slices"
@@ -102,13 +103,43 @@ func restoreAttached(name string) (bool, error) {
 
 // restoreOwned takes the faults off one of the run's own containers (name
 // is fb-RUN-nI-ROLE) when the lease lapses: unpaused, the run's nft tables
-// and its qdisc deleted from its namespace. It neither starts nor removes
+// and its qdisc deleted from its namespace, a disconnected holder put back
+// on the run's network with its address. It neither starts nor removes
 // it: the controller, if it comes back, finds its run invalid, and the
 // pipe's closing removes the container.
 func restoreOwned(name string) (bool, error) {
 	run := strings.TrimPrefix(name, "fb-")
 	run, _, _ = strings.Cut(run, "-")
-	return restoreContainer(run, name, false)
+	reconnected, err := reconnectHolder(run, name)
+	changed, rerr := restoreContainer(run, name, false)
+	return changed || reconnected, errors.Join(err, rerr)
+}
+
+// reconnectHolder puts holder container name back on run's network with
+// the address its label records, when the disconnect fault left it off.
+func reconnectHolder(run, name string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	eng, err := removerEngine(ctx)
+	if err != nil {
+		return false, err
+	}
+	info, err := eng.ContainerInspect(ctx, name)
+	if err != nil || info.Labels[LabelRole] != "holder" || !info.Running {
+		return false, nil
+	}
+	netName := "fb-" + run
+	if _, on := info.IPs[netName]; on {
+		return false, nil
+	}
+	ip, err := netip.ParseAddr(info.Labels[LabelIP])
+	if err != nil {
+		return false, fmt.Errorf("docker: reconnect %s: label %s=%q: %w", name, LabelIP, info.Labels[LabelIP], err)
+	}
+	if err := eng.NetworkConnect(ctx, netName, info.ID, ip); err != nil {
+		return false, fmt.Errorf("docker: reconnect %s to %s as %s: %w", name, netName, ip, err)
+	}
+	return true, nil
 }
 
 // restoreContainer unpauses container id (or name) and deletes

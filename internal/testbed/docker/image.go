@@ -24,6 +24,7 @@ const (
 	LabelRun   = "faultbench.run"   // the run id
 	LabelNode  = "faultbench.node"  // the node number
 	LabelRole  = "faultbench.role"  // holder | app
+	LabelIP    = "faultbench.ip"    // on a holder: its address on the run's network
 	LabelImage = "faultbench.image" // on images: the binary's sha256
 	imageRepo  = "faultbench-node"
 	binaryPath = "/faultbench"

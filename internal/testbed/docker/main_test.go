@@ -59,9 +59,9 @@ func testSpec(dir, runID string, nodes int) testbed.Spec {
 	}
 }
 
-// runHolder starts a 2-node cluster as run id, pauses node 1 and cuts
-// node 2's client link with an nft rule, prints "held", and waits to be
-// killed.
+// runHolder starts a 2-node cluster as run id, cuts node 2's client link
+// with an nft rule, pauses node 1 and disconnects it from the network,
+// prints "held", and waits to be killed.
 func runHolder(runID string) int {
 	dir, _ := os.MkdirTemp("", "fb-docker-holder-")
 	b := &Backend{Connect: Connect}
@@ -82,6 +82,10 @@ func runHolder(runID string) int {
 		return 1
 	}
 	if err := c.Pause(1); err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	if _, err := c.Disconnect(kernelfault.Label{Fault: "disconnect", ID: 2}, 1); err != nil {
 		fmt.Println("error:", err)
 		return 1
 	}

@@ -113,3 +113,61 @@ func TestDelayAndFlakyLinkOfAContainer(t *testing.T) {
 		t.Errorf("events %v, want %s", got, want)
 	}
 }
+
+// TestDisconnectIsNotAPulledCable takes a node's container off the run's
+// network: the node no longer answers, its own sends fail at once with
+// ENETUNREACH (the fault's proof), the other node is untouched, and the
+// revert puts it back with its address.
+func TestDisconnectIsNotAPulledCable(t *testing.T) {
+	eng := engine(t)
+	b := &Backend{Connect: Connect}
+	spec := testSpec(t.TempDir(), "", 2)
+	spec.RunID = fmt.Sprintf("%012x", time.Now().UnixNano()&0xffffffffffff)
+	plan, err := b.Plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var events []record.Event
+	tc, err := b.Start(context.Background(), spec, plan, func(e record.Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tc.(*Containers)
+	defer func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+		if left := runLeft(eng, spec.RunID); len(left) > 0 {
+			t.Errorf("left after Stop: %v", left)
+		}
+	}()
+	a1, a2 := c.Nodes()[0].Addr, c.Nodes()[1].Addr
+	undo, err := c.Disconnect(kernelfault.Label{Fault: "disconnect", ID: 1}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := get(a1); err == nil {
+		t.Error("node 1 answered off the network")
+	}
+	if err := get(a2); err != nil {
+		t.Errorf("node 2, not disconnected: %v", err)
+	}
+	if err := undo(); err != nil {
+		t.Fatal(err)
+	}
+	if err := get(a1); err != nil {
+		t.Errorf("node 1 after the reconnect: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var got []string
+	for _, e := range events {
+		if e.Kind == "fault.effective" || e.Kind == "fault.reverted" {
+			got = append(got, strings.Fields(e.Detail)[1])
+		}
+	}
+	if want := "docker-disconnect: docker-connect:"; strings.Join(got, " ") != want {
+		t.Errorf("mechanisms %v, want %s", got, want)
+	}
+}
