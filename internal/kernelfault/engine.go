@@ -318,6 +318,11 @@ func SendProbes(targets []string, n int) error {
 	return nil
 }
 
+// ShapeRoot is the handle of the root qdisc a bandwidth fault adds: a
+// root htb of this handle is faultbench's, so a cleanup may delete it from
+// a namespace that is not the run's own (an attached container's).
+const ShapeRoot = "fb:"
+
 func applyShape(t Target, s *Shaping) (string, error) {
 	dev := t.iface()
 	dsts := s.Addrs
@@ -328,15 +333,15 @@ func applyShape(t Target, s *Shaping) (string, error) {
 	rate := fmt.Sprintf("%dbps", s.Rate)
 	cmds := [][]string{
 		// Unclassified traffic leaves through htb directly, unshaped.
-		{"qdisc", "add", "dev", dev, "root", "handle", "1:", "htb"},
-		{"class", "add", "dev", dev, "parent", "1:", "classid", "1:3", "htb", "rate", rate, "ceil", rate, "burst", burst},
-		{"qdisc", "add", "dev", dev, "parent", "1:3", "handle", "30:", "tbf", "rate", rate, "burst", burst, "latency", "200ms"},
+		{"qdisc", "add", "dev", dev, "root", "handle", ShapeRoot, "htb"},
+		{"class", "add", "dev", dev, "parent", ShapeRoot, "classid", ShapeRoot + "3", "htb", "rate", rate, "ceil", rate, "burst", burst},
+		{"qdisc", "add", "dev", dev, "parent", ShapeRoot + "3", "handle", "30:", "tbf", "rate", rate, "burst", burst, "latency", "200ms"},
 	}
 	for _, d := range dsts {
 		if !strings.Contains(d, "/") {
 			d += "/32"
 		}
-		cmds = append(cmds, []string{"filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip", "dst", d, "flowid", "1:3"})
+		cmds = append(cmds, []string{"filter", "add", "dev", dev, "parent", ShapeRoot, "protocol", "ip", "prio", "1", "u32", "match", "ip", "dst", d, "flowid", ShapeRoot + "3"})
 	}
 	undo := func() error { _, err := revertShape(t); return err }
 	for i, args := range cmds {

@@ -270,12 +270,12 @@ func (a *Attached) HostDown(id int, graceful bool) error {
 // Filter installs an nft table in node id's container's namespace (see
 // the owned containers' Filter).
 func (a *Attached) Filter(l kernelfault.Label, id int, b kernelfault.Block) (kernelfault.Undo, error) {
-	return filter(a, l, id, b)
+	return filter(a, a.guard, l, id, b)
 }
 
 // Shape caps node id's outgoing traffic to its peers with a tbf.
 func (a *Attached) Shape(l kernelfault.Label, id int, p kernelfault.Peers, bytesPerSec int64) (kernelfault.Undo, error) {
-	return shape(a, l, id, p, bytesPerSec)
+	return shape(a, a.guard, l, id, p, bytesPerSec)
 }
 
 func (a *Attached) kevent(l kernelfault.Label, node int, kind, detail string) {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/faultbench/faultbench/internal/kernelfault"
 	"github.com/faultbench/faultbench/internal/testbed"
 	"github.com/faultbench/faultbench/internal/warden"
 )
@@ -193,7 +194,7 @@ func restoreContainer(run, id string, start bool) (bool, error) {
 
 var (
 	tableLineRE = regexp.MustCompile(`(?m)^table inet (\S+)$`)
-	rootQdiscRE = regexp.MustCompile(`(?m)^qdisc htb ` + shapeRoot + ` dev (\S+) root`)
+	rootQdiscRE = regexp.MustCompile(`(?m)^qdisc htb ` + kernelfault.ShapeRoot + ` dev (\S+) root`)
 )
 
 // removeRules is removeRunRules; tests replace it, as they replace

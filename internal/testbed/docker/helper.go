@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/faultbench/faultbench/internal/kernelfault"
 )
@@ -86,24 +85,7 @@ func helper(s helperSite, g *guard, l kernelfault.Label, id int, h *kernelfault.
 	}
 	f := kernelfault.Fault{ID: fmt.Sprintf("%s#%d.n%d.%d", l.Fault, l.ID, id, seq.Add(1)),
 		Target: kernelfault.Target{Netns: fmt.Sprintf("/proc/%d/ns/net", pid), Cgroup: dirs}, Proc: h}
-	t0 := time.Now()
-	ev, err := g.Inject(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s on node %d: %w", l.Fault, id, err)
-	}
-	s.kevent(l, id, "fault.effective", fmt.Sprintf("mechanism cgroup: in container %s's cgroups, by the warden: %s after %s", short, ev, ms(time.Since(t0))))
-	return onceUndo(func() error {
-		t1 := time.Now()
-		ev, err := g.Revert(f.ID)
-		if err != nil {
-			if _, derr := kernelfault.Revert(f); derr != nil {
-				return fmt.Errorf("revert %s on node %d: %v; and reverting it directly failed too: %v", l.Fault, id, err, derr)
-			}
-			ev = fmt.Sprintf("reverted by the controller, the warden having failed (%v)", err)
-		}
-		s.kevent(l, id, "fault.reverted", fmt.Sprintf("mechanism cgroup: %s after %s", ev, ms(time.Since(t1))))
-		return nil
-	}), nil
+	return viaWarden(s, g, l, id, "cgroup", "container "+short+"'s cgroups", f)
 }
 
 // cgroupRoot is where the cgroup hierarchies are mounted; tests move it.

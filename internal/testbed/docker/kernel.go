@@ -2,29 +2,24 @@ package docker
 
 import (
 	"fmt"
-	"math"
-	"net"
-	"os"
 	"os/exec"
-	"regexp"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/faultbench/faultbench/internal/kernelfault"
 	"github.com/faultbench/faultbench/internal/record"
 )
 
 // The kernel levers act in a node's network namespace, which its holder
-// container owns: entered as /proc/PID/ns/net of the holder's process,
-// with nsenter for nft and tc, with setns for the probes. The rules outlive
-// an app-crash (the holder stays) and go with a node-crash (the namespace
-// goes), as on a real host.
+// container owns (/proc/PID/ns/net of the holder's process), through the
+// kernel fault engine the netns backend uses (internal/kernelfault): the
+// run's warden applies each fault, proves it, holds what must keep running
+// (a delayer, a helper) and journals it, so a lapsed lease or this
+// controller's death reverts it. The rules outlive an app-crash (the
+// holder stays) and go with a node-crash (the namespace goes), as on a
+// real host.
 
 var seq atomic.Int64
 
@@ -98,17 +93,109 @@ func inNS(ns, stdin, bin string, args ...string) (string, error) {
 	return string(out), nil
 }
 
-// Filter installs an nft table in node id's namespace that drops (rejects,
-// or loses a fraction of) the traffic to and from the peers, and proves it
-// by probe datagrams counted by the rule.
+// Filter has the run's warden install an nft table in node id's
+// namespace that drops (rejects, or loses a fraction of) the traffic to
+// and from the peers, proven by probe datagrams counted by the rule.
 func (c *Containers) Filter(l kernelfault.Label, id int, b kernelfault.Block) (kernelfault.Undo, error) {
-	return filter(c, l, id, b)
+	return filter(c, c.guard, l, id, b)
 }
 
-// Shape caps node id's outgoing traffic to the peers with a tbf under an
-// htb class, and proves the probes passed through it.
+// Shape has the run's warden cap node id's outgoing traffic to the peers
+// with a tbf under an htb class, proven by the probes passing through it.
 func (c *Containers) Shape(l kernelfault.Label, id int, p kernelfault.Peers, bytesPerSec int64) (kernelfault.Undo, error) {
-	return shape(c, l, id, p, bytesPerSec)
+	return shape(c, c.guard, l, id, p, bytesPerSec)
+}
+
+func filter(s kernelSite, g *guard, l kernelfault.Label, id int, b kernelfault.Block) (kernelfault.Undo, error) {
+	return freshNS(s, id, func() (string, kernelfault.Undo, error) {
+		return inNode(s, g, l, id, "nft", b.Peers, func(targets []string) kernelfault.Fault {
+			r := &kernelfault.Rule{Table: s.tableName(), All: b.Peers.All, Reject: b.Reject, Loss: b.Loss, Probe: targets}
+			if !b.Peers.All {
+				r.Addrs = targets
+			}
+			return kernelfault.Fault{Rule: r}
+		})
+	})
+}
+
+func shape(s kernelSite, g *guard, l kernelfault.Label, id int, p kernelfault.Peers, bytesPerSec int64) (kernelfault.Undo, error) {
+	return freshNS(s, id, func() (string, kernelfault.Undo, error) {
+		return inNode(s, g, l, id, "tc", p, func(targets []string) kernelfault.Fault {
+			sh := &kernelfault.Shaping{All: p.All, Rate: bytesPerSec, Probe: targets}
+			if !p.All {
+				sh.Addrs = targets
+			}
+			return kernelfault.Fault{Shape: sh}
+		})
+	})
+}
+
+// inNode has the run's warden apply a kernel fault (the kernel fault
+// engine's, as on netns) in node id's namespace toward peers p: make
+// builds it for the peers' addresses (the probe targets), inNode names and
+// aims it. It emits the engine's evidence under mechanism and returns the
+// namespace it used (for freshNS) and the revert: through the warden, or
+// by this process if the warden failed (a lapsed lease reverted the fault
+// then, and the engine's revert says the rule is already gone).
+func inNode(s kernelSite, g *guard, l kernelfault.Label, id int, mechanism string, p kernelfault.Peers, make func(targets []string) kernelfault.Fault) (string, kernelfault.Undo, error) {
+	ns, holder, err := s.nsOf(id)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", l.Fault, err)
+	}
+	targets := s.peerAddrs(id, p)
+	if len(targets) == 0 {
+		return ns, nil, fmt.Errorf("%s: no peer of node %d to act on", l.Fault, id)
+	}
+	dev, err := s.device(id, ns)
+	if err != nil {
+		return ns, nil, fmt.Errorf("%s on node %d: %w", l.Fault, id, err)
+	}
+	f := make(targets)
+	f.ID = fmt.Sprintf("%s#%d.n%d.%d", l.Fault, l.ID, id, seq.Add(1))
+	f.Target = kernelfault.Target{Netns: ns, Iface: dev}
+	undo, err := viaWarden(s, g, l, id, mechanism, "container "+holder+"'s namespace", f)
+	return ns, undo, err
+}
+
+// eventSite emits a node's fault events.
+type eventSite interface {
+	kevent(l kernelfault.Label, node int, kind, detail string)
+}
+
+// viaWarden has the run's warden apply f, emits its evidence under
+// mechanism (naming where it acts), and returns its revert.
+func viaWarden(s eventSite, g *guard, l kernelfault.Label, id int, mechanism, where string, f kernelfault.Fault) (kernelfault.Undo, error) {
+	t0 := time.Now()
+	ev, err := g.Inject(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s on node %d: %w", l.Fault, id, err)
+	}
+	s.kevent(l, id, "fault.effective", fmt.Sprintf("mechanism %s: in %s, by the warden: %s after %s", mechanism, where, ev, ms(time.Since(t0))))
+	return onceUndo(func() error {
+		t1 := time.Now()
+		ev, err := g.Revert(f.ID)
+		if err != nil {
+			if _, derr := kernelfault.Revert(f); derr != nil {
+				return fmt.Errorf("revert %s on node %d: %v; and reverting it directly failed too: %v", l.Fault, id, err, derr)
+			}
+			ev = fmt.Sprintf("reverted by the controller, the warden having failed (%v)", err)
+		}
+		s.kevent(l, id, "fault.reverted", fmt.Sprintf("mechanism %s: %s after %s", mechanism, ev, ms(time.Since(t1))))
+		return nil
+	}), nil
+}
+
+func joinUndo(err error, undo kernelfault.Undo) error {
+	if uerr := undo(); uerr != nil {
+		return fmt.Errorf("%w; and its revert failed: %v", err, uerr)
+	}
+	return err
+}
+
+func onceUndo(f func() error) kernelfault.Undo {
+	var once sync.Once
+	var err error
+	return func() error { once.Do(func() { err = f() }); return err }
 }
 
 // nsWait bounds how long a kernel fault waits for a node's namespace: a
@@ -151,238 +238,4 @@ func nsChanged(s kernelSite, id int, used string) bool {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-func filter(s kernelSite, l kernelfault.Label, id int, b kernelfault.Block) (kernelfault.Undo, error) {
-	return freshNS(s, id, func() (string, kernelfault.Undo, error) { return filterOnce(s, l, id, b) })
-}
-
-func filterOnce(s kernelSite, l kernelfault.Label, id int, b kernelfault.Block) (string, kernelfault.Undo, error) {
-	ns, holder, err := s.nsOf(id)
-	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", l.Fault, err)
-	}
-	ts := s.peerAddrs(id, b.Peers)
-	out, in := `oifname != "lo"`, `iifname != "lo"`
-	if !b.Peers.All {
-		if len(ts) == 0 {
-			return ns, nil, fmt.Errorf("%s: no peer of node %d to block", l.Fault, id)
-		}
-		set := "{ " + strings.Join(ts, ", ") + " }"
-		out, in = "ip daddr "+set, "ip saddr "+set
-	}
-	verdict, pre := "drop", ""
-	if b.Reject {
-		verdict = "reject with icmpx type port-unreachable"
-	}
-	if b.Loss > 0 {
-		pre = fmt.Sprintf("numgen random mod 10000 < %d ", int(math.Round(b.Loss*10000)))
-	}
-	table := s.tableName()
-	script := fmt.Sprintf("table inet %s {\n\tchain out { type filter hook output priority 0; policy accept; %s %scounter %s; }\n\tchain in { type filter hook input priority 0; policy accept; %s %scounter %s; }\n}\n",
-		table, out, pre, verdict, in, pre, verdict)
-	t0 := time.Now()
-	if _, err := inNS(ns, script, "nft", "-f", "-"); err != nil {
-		return ns, nil, fmt.Errorf("%s on node %d: %w", l.Fault, id, err)
-	}
-	undo := onceUndo(func() error { return unfilter(s, l, id, table) })
-	probes := 20
-	if b.Loss > 0 {
-		probes = min(int(math.Ceil(21/b.Loss)), 20000)
-	}
-	if err := inNetns(ns, func() error { return sendProbes(ts, probes) }); err != nil {
-		return ns, nil, joinUndo(fmt.Errorf("%s on node %d: probe: %w", l.Fault, id, err), undo)
-	}
-	pkts, err := outCounter(ns, table)
-	if err != nil || pkts == 0 {
-		return ns, nil, joinUndo(fmt.Errorf("%s on node %d: the rule did not take effect: %d probe packets matched (%v)", l.Fault, id, pkts, err), undo)
-	}
-	what := verdict + " all"
-	if b.Loss > 0 {
-		what = fmt.Sprintf("lose %.4g of the", b.Loss)
-	}
-	whom := "to/from " + strings.Join(ts, ",")
-	if b.Peers.All {
-		whom = "on every interface but lo (probed to " + strings.Join(ts, ",") + ")"
-	}
-	s.kevent(l, id, "fault.effective", fmt.Sprintf("mechanism nft: table inet %s in container %s's namespace: %s packets %s after %s: rule counted %d of %d probes",
-		table, holder, what, whom, ms(time.Since(t0)), pkts, probes*len(ts)))
-	return ns, undo, nil
-}
-
-// unfilter deletes the table and checks it is gone; a table that went
-// with its namespace (the node is down, or came back in a new one) is
-// reverted already.
-func unfilter(s kernelSite, l kernelfault.Label, id int, table string) error {
-	ns, _, err := s.nsOf(id)
-	if err != nil {
-		return nil // the namespace went with the node, the rule with it
-	}
-	t0 := time.Now()
-	_, delErr := inNS(ns, "", "nft", "delete", "table", "inet", table)
-	tables, err := inNS(ns, "", "nft", "list", "tables")
-	if err != nil || strings.Contains(tables+"\n", " "+table+"\n") {
-		return fmt.Errorf("revert %s on node %d: table %s still listed (%v; %v)", l.Fault, id, table, delErr, err)
-	}
-	detail := fmt.Sprintf("mechanism nft: table inet %s deleted after %s", table, ms(time.Since(t0)))
-	if delErr != nil {
-		detail = fmt.Sprintf("mechanism nft: table inet %s gone with the namespace it was in", table)
-	}
-	s.kevent(l, id, "fault.reverted", detail)
-	return nil
-}
-
-var counterRE = regexp.MustCompile(`counter packets (\d+)`)
-
-func outCounter(ns, table string) (int, error) {
-	out, err := inNS(ns, "", "nft", "list", "chain", "inet", table, "out")
-	if err != nil {
-		return 0, err
-	}
-	m := counterRE.FindStringSubmatch(out)
-	if m == nil {
-		return 0, fmt.Errorf("no counter in %q", out)
-	}
-	return strconv.Atoi(m[1])
-}
-
-func sendProbes(targets []string, n int) error {
-	for _, t := range targets {
-		conn, err := net.Dial("udp", net.JoinHostPort(t, "9"))
-		if err != nil {
-			return err
-		}
-		for range n {
-			_, _ = conn.Write([]byte("faultbench probe"))
-		}
-		_ = conn.Close()
-	}
-	return nil
-}
-
-// inNetns runs f on an OS thread inside namespace path ns; the thread
-// returns to this process's namespace after, or dies with its goroutine.
-func inNetns(ns string, f func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		self, err := os.Open("/proc/thread-self/ns/net")
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer self.Close()
-		target, err := os.Open(ns)
-		if err != nil {
-			errc <- err
-			runtime.UnlockOSThread()
-			return
-		}
-		defer target.Close()
-		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-			errc <- fmt.Errorf("setns %s: %w", ns, err)
-			runtime.UnlockOSThread()
-			return
-		}
-		err = f()
-		if unix.Setns(int(self.Fd()), unix.CLONE_NEWNET) == nil {
-			runtime.UnlockOSThread()
-		}
-		errc <- err
-	}()
-	return <-errc
-}
-
-func joinUndo(err error, undo kernelfault.Undo) error {
-	if uerr := undo(); uerr != nil {
-		return fmt.Errorf("%w; and its revert failed: %v", err, uerr)
-	}
-	return err
-}
-
-func onceUndo(f func() error) kernelfault.Undo {
-	var once sync.Once
-	var err error
-	return func() error { once.Do(func() { err = f() }); return err }
-}
-
-// shapeRoot is the handle of the root qdisc a bandwidth fault adds: a
-// root qdisc of this handle is faultbench's, so the warden may delete it.
-const shapeRoot = "fb:"
-
-func shape(s kernelSite, l kernelfault.Label, id int, p kernelfault.Peers, bytesPerSec int64) (kernelfault.Undo, error) {
-	return freshNS(s, id, func() (string, kernelfault.Undo, error) { return shapeOnce(s, l, id, p, bytesPerSec) })
-}
-
-func shapeOnce(s kernelSite, l kernelfault.Label, id int, p kernelfault.Peers, bytesPerSec int64) (string, kernelfault.Undo, error) {
-	ns, holder, err := s.nsOf(id)
-	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", l.Fault, err)
-	}
-	dev, err := s.device(id, ns)
-	if err != nil {
-		return ns, nil, fmt.Errorf("%s on node %d: %w", l.Fault, id, err)
-	}
-	probeTo := s.peerAddrs(id, p)
-	dsts := probeTo
-	if p.All {
-		dsts = []string{"0.0.0.0/0"}
-	}
-	if len(dsts) == 0 {
-		return ns, nil, fmt.Errorf("%s on node %d: no peer to shape", l.Fault, id)
-	}
-	burst := strconv.FormatInt(max(bytesPerSec/50, 16<<10), 10)
-	rate := fmt.Sprintf("%dbps", bytesPerSec)
-	cmds := [][]string{
-		{"qdisc", "add", "dev", dev, "root", "handle", shapeRoot, "htb"},
-		{"class", "add", "dev", dev, "parent", shapeRoot, "classid", shapeRoot + "3", "htb", "rate", rate, "ceil", rate, "burst", burst},
-		{"qdisc", "add", "dev", dev, "parent", shapeRoot + "3", "handle", "30:", "tbf", "rate", rate, "burst", burst, "latency", "200ms"},
-	}
-	for _, d := range dsts {
-		if !strings.Contains(d, "/") {
-			d += "/32"
-		}
-		cmds = append(cmds, []string{"filter", "add", "dev", dev, "parent", shapeRoot, "protocol", "ip", "prio", "1", "u32", "match", "ip", "dst", d, "flowid", shapeRoot + "3"})
-	}
-	t0 := time.Now()
-	undo := onceUndo(func() error { return unshape(s, l, id, dev) })
-	for i, args := range cmds {
-		if _, err := inNS(ns, "", "tc", args...); err != nil {
-			err = fmt.Errorf("%s on node %d: %w", l.Fault, id, err)
-			if i == 0 {
-				return ns, nil, err
-			}
-			return ns, nil, joinUndo(err, undo)
-		}
-	}
-	if err := inNetns(ns, func() error { return sendProbes(probeTo, 20) }); err != nil {
-		return ns, nil, joinUndo(fmt.Errorf("%s on node %d: probe: %w", l.Fault, id, err), undo)
-	}
-	out, err := inNS(ns, "", "tc", "-s", "qdisc", "show", "dev", dev)
-	m := tbfSentRE.FindStringSubmatch(out)
-	if err != nil || m == nil || m[1] == "0" {
-		return ns, nil, joinUndo(fmt.Errorf("%s on node %d: the tbf did not take effect (%v): %s", l.Fault, id, err, out), undo)
-	}
-	s.kevent(l, id, "fault.effective", fmt.Sprintf("mechanism tc: tbf rate %s on %s of container %s's namespace to %s after %s: %s bytes of probe through it",
-		rate, dev, holder, strings.Join(dsts, ","), ms(time.Since(t0)), m[1]))
-	return ns, undo, nil
-}
-
-var tbfSentRE = regexp.MustCompile(`(?s)qdisc tbf 30:.*?Sent (\d+) bytes`)
-
-func unshape(s kernelSite, l kernelfault.Label, id int, dev string) error {
-	ns, _, err := s.nsOf(id)
-	if err != nil {
-		return nil
-	}
-	t0 := time.Now()
-	if _, err := inNS(ns, "", "tc", "qdisc", "del", "dev", dev, "root"); err != nil {
-		return fmt.Errorf("revert %s on node %d: %w", l.Fault, id, err)
-	}
-	out, err := inNS(ns, "", "tc", "qdisc", "show", "dev", dev)
-	if err != nil || strings.Contains(out, "tbf") {
-		return fmt.Errorf("revert %s on node %d: tbf still on %s (%v): %s", l.Fault, id, dev, err, out)
-	}
-	s.kevent(l, id, "fault.reverted", fmt.Sprintf("mechanism tc: qdiscs removed from %s after %s", dev, ms(time.Since(t0))))
-	return nil
 }
