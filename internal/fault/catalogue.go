@@ -13,60 +13,25 @@ import (
 	"github.com/faultbench/faultbench/internal/scenario"
 )
 
-// Target kinds: what a fault type aims at.
+// Target kinds: what a fault type aims at (scenario.Target*).
 const (
-	TargetNode    = "node"    // node: N | nodes: [..] | node: any
-	TargetLink    = "link"    // link: [a, b], or node: N for every link of the node
-	TargetGroup   = "group"   // group: [[..], [..]]
-	TargetDisk    = "disk"    // node plus disk: N
-	TargetCluster = "cluster" // the whole cluster, no target
+	TargetNode    = scenario.TargetNode
+	TargetLink    = scenario.TargetLink
+	TargetGroup   = scenario.TargetGroup
+	TargetDisk    = scenario.TargetDisk
+	TargetCluster = scenario.TargetCluster
 )
 
-// Type describes one fault type of docs/scenario.md.
-type Type struct {
-	Name     string
-	Category string // node | application | network | resource | bug | disk | workload | maintenance
-	Target   string // one of the Target* kinds
-	Instant  bool   // a maintenance event: no duration, no clear
-}
+// Type describes one fault type of docs/scenario.md (scenario.FaultType).
+type Type = scenario.FaultType
 
-// Types is the catalogue of every fault type faultbench knows, in docs/scenario.md
-// order. Knowing a type does not mean every backend and system can inject
-// it: see Supported.
-var Types = func() []Type {
-	var ts []Type
-	add := func(category, target string, instant bool, names ...string) {
-		for _, n := range names {
-			ts = append(ts, Type{Name: n, Category: category, Target: target, Instant: instant})
-		}
-	}
-	add("node", TargetNode, false, "node-crash", "node-freeze", "node-reboot")
-	add("application", TargetNode, false, "app-crash", "app-hang")
-	add("network", TargetLink, false, "link-down", "link-flaky")
-	add("network", TargetCluster, false, "switch-down")
-	add("network", TargetGroup, false, "partition")
-	add("network", TargetLink, false, "delay", "loss", "bandwidth")
-	add("network", TargetNode, false, "disconnect")
-	add("resource", TargetNode, false, "mem-alloc-fail", "mem-pin-fail", "mem-pressure", "cpu-hog", "slow")
-	add("bug", TargetNode, false, "bad-param-null", "bad-param-offset", "bad-param-size", "bitflip")
-	add("disk", TargetDisk, false, "disk-read-correctable", "disk-read-uncorrectable", "disk-write-correctable",
-		"disk-write-uncorrectable", "disk-hw-error", "disk-illegal-command", "disk-hang-read", "disk-hang-write",
-		"disk-hang-idle", "disk-power-fail", "disk-remove")
-	add("workload", TargetCluster, false, "load-spike")
-	add("maintenance", TargetDisk, true, "replace-disk", "start-reconstruction", "remove-wrong-disk")
-	add("maintenance", TargetNode, true, "restart-node")
-	add("maintenance", TargetCluster, true, "restart-all")
-	return ts
-}()
+// Types is the catalogue of every fault type faultbench knows
+// (scenario.Catalogue, the one list). Knowing a type does not mean every
+// backend and system can inject it: see Supported.
+var Types = scenario.Catalogue
 
 // Lookup returns the catalogue entry of a fault type.
-func Lookup(name string) (Type, bool) {
-	i := slices.IndexFunc(Types, func(t Type) bool { return t.Name == name })
-	if i < 0 {
-		return Type{}, false
-	}
-	return Types[i], true
-}
+func Lookup(name string) (Type, bool) { return scenario.LookupFault(name) }
 
 // Support says what an injector needs: the levers it looks up on the
 // target (Lever*), and the systems whose nodes it understands.

@@ -16,30 +16,6 @@ import (
 	"github.com/faultbench/faultbench/internal/law"
 )
 
-// FaultTypes lists every fault type of docs/scenario.md by category. Whether the
-// chosen system and backend can inject one is checked by the fault package.
-var FaultTypes = map[string][]string{
-	"node":        {"node-crash", "node-freeze", "node-reboot"},
-	"application": {"app-crash", "app-hang"},
-	"network":     {"link-down", "link-flaky", "switch-down", "partition", "delay", "loss", "bandwidth", "disconnect"},
-	"resource":    {"mem-alloc-fail", "mem-pin-fail", "mem-pressure", "cpu-hog", "slow"},
-	"bug":         {"bad-param-null", "bad-param-offset", "bad-param-size", "bitflip"},
-	"disk": {"disk-read-correctable", "disk-read-uncorrectable", "disk-write-correctable", "disk-write-uncorrectable",
-		"disk-hw-error", "disk-illegal-command", "disk-hang-read", "disk-hang-write", "disk-hang-idle", "disk-power-fail", "disk-remove"},
-	"workload":    {"load-spike"},
-	"maintenance": {"replace-disk", "start-reconstruction", "remove-wrong-disk", "restart-node", "restart-all"},
-}
-
-// IsFaultType reports whether t is a fault type of docs/scenario.md.
-func IsFaultType(t string) bool {
-	for _, list := range FaultTypes {
-		if contains(list, t) {
-			return true
-		}
-	}
-	return false
-}
-
 // OperatorPolicies are the operator.policy values.
 var OperatorPolicies = []string{"none", "restart-failed", "restart-all", "reboot-node"}
 
@@ -494,15 +470,6 @@ func (sc *Scenario) validate() error {
 }
 
 var demeritKeys = []string{"conn_abort", "conn_error", "timeout", "http_error", "data_error", "latency_second", "latency_scale"}
-
-func needsNode(t string) bool {
-	switch t {
-	case "node-crash", "node-freeze", "node-reboot", "app-crash", "app-hang", "mem-alloc-fail", "mem-pin-fail", "mem-pressure", "cpu-hog", "slow",
-		"bad-param-null", "bad-param-offset", "bad-param-size", "bitflip", "restart-node", "disconnect":
-		return true
-	}
-	return false
-}
 
 // needsDuration reports whether a transient fault of type t must say how
 // long it lasts (instantaneous events like a crash that is repaired by the
