@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -116,7 +117,7 @@ func StartClient(spec ClientSpec) (*Client, error) {
 	select {
 	case line := <-ready:
 		if line != "ready" {
-			return fail(fmt.Errorf("warden did not start (see log): %q", line))
+			return fail(fmt.Errorf("warden did not start (see warden.log): %q", line))
 		}
 	case <-time.After(10 * time.Second):
 		return fail(errors.New("warden did not answer within 10s"))
@@ -136,20 +137,43 @@ func (g *Client) call(op, kind, name string) error {
 	return err
 }
 
-// callWait bounds one request; injectWait an inject, which proves its
-// effect before the warden answers (a delay's round trips, a balloon
-// becoming resident: up to 20 s). The warden counts the lease as renewed
-// while it works on a request.
-const (
-	callWait   = 5 * time.Second
-	injectWait = 30 * time.Second
-)
+// CallTimeout bounds one request; an inject waits at least injectWait,
+// since it proves its effect before the warden answers (a delay's round
+// trips, a balloon becoming resident: up to 20 s). The warden counts the
+// lease as renewed while it works on a request. Tests shorten it.
+var CallTimeout = NewDuration(10 * time.Second)
+
+const injectWait = 30 * time.Second
+
+// Duration is a time.Duration safe to change while goroutines read it.
+type Duration struct{ ns atomic.Int64 }
+
+// NewDuration returns a Duration holding d.
+func NewDuration(d time.Duration) *Duration { x := &Duration{}; x.ns.Store(int64(d)); return x }
+
+// Get returns the duration.
+func (d *Duration) Get() time.Duration { return time.Duration(d.ns.Load()) }
+
+// Set changes the duration.
+func (d *Duration) Set(v time.Duration) { d.ns.Store(int64(v)) }
 
 // send sends one request (numbered here) and returns what follows the
 // warden's "ok", or its refusal. A warden that does not answer in time
 // is an error naming the operation; the connection is then closed (a
-// late answer would pair with the wrong request).
+// late answer would pair with the wrong request) and the lease counts as
+// lost.
 func (g *Client) send(r Request) (string, error) {
+	ans, err := g.exchange(r)
+	if err != nil && ans == "broken" {
+		g.setLapsed(err.Error())
+	}
+	if err != nil {
+		return "", err
+	}
+	return ans, nil
+}
+
+func (g *Client) exchange(r Request) (string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.conn == nil {
@@ -158,9 +182,9 @@ func (g *Client) send(r Request) (string, error) {
 	g.seq++
 	r.Run, r.Seq = g.run, g.seq
 	b, _ := json.Marshal(r)
-	wait := callWait
+	wait := CallTimeout.Get()
 	if r.Op == OpInject {
-		wait = injectWait
+		wait = max(wait, injectWait)
 	}
 	_ = g.conn.SetDeadline(time.Now().Add(wait))
 	_, err := g.conn.Write(append(b, '\n'))
@@ -171,7 +195,7 @@ func (g *Client) send(r Request) (string, error) {
 	if err != nil {
 		_ = g.conn.Close()
 		g.conn = nil
-		return "", fmt.Errorf("warden did not answer %s within %v: %w", r.Op, wait, err)
+		return "broken", fmt.Errorf("warden did not answer %s within %v: %w", r.Op, wait, err)
 	}
 	ans = strings.TrimSpace(ans)
 	if rest, ok := strings.CutPrefix(ans, "ok"); ok {
@@ -199,6 +223,7 @@ func (g *Client) Add(kind, name string) error { return g.call(OpRecord, kind, na
 func (g *Client) renew() {
 	t := time.NewTicker(RenewEvery)
 	defer t.Stop()
+	last := time.Now()
 	for {
 		select {
 		case <-g.stop:
@@ -211,6 +236,13 @@ func (g *Client) renew() {
 				g.setLapsed(err.Error())
 				return
 			}
+			// A controller starved past its lease finds it lapsed even
+			// if the warden has not yet said so.
+			if gap := time.Since(last); gap > DefaultLease {
+				g.setLapsed(fmt.Sprintf("no renewal for %v, over the %v lease (a starved controller)", gap.Round(time.Millisecond), DefaultLease))
+				return
+			}
+			last = time.Now()
 		}
 	}
 }

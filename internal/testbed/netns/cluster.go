@@ -201,7 +201,7 @@ func (c *Namespaces) Cgroup(i int) []string { return c.nodes[i-1].cg.dirs }
 func (c *Namespaces) SetDirect(on bool) { c.direct = on }
 
 // WardenPid is the warden's pid, for tests.
-func (c *Namespaces) WardenPid() int { return c.guard.cmd.Process.Pid }
+func (c *Namespaces) WardenPid() int { return c.guard.Pid() }
 
 // WardenLost reports whether the warden is gone while the cluster runs.
 func (c *Namespaces) WardenLost() bool { return c.guard.Lost() }

@@ -47,9 +47,9 @@ func TestAWardenThatDoesNotAnswerStillRevertsEveryFault(t *testing.T) {
 	if err := c.Pause(3); err != nil {
 		t.Fatal(err)
 	}
-	old := callTimeout.get()
-	callTimeout.set(500 * time.Millisecond) // the reverts' wait for a silent warden
-	t.Cleanup(func() { callTimeout.set(old) })
+	old := callTimeout.Get()
+	callTimeout.Set(500 * time.Millisecond) // the reverts' wait for a silent warden
+	t.Cleanup(func() { callTimeout.Set(old) })
 	pid := c.WardenPid()
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
