@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -90,30 +91,38 @@ func eventually(t *testing.T, what string, f func() error) {
 	t.Fatalf("%s: still %v after 20s", what, err)
 }
 
-func TestEveryContainerFaultTakesEffectAndReverts(t *testing.T) {
-	eng := engine(t)
+// startCluster starts an n-node static cluster of the test binary on the
+// engine; when the test ends it is stopped and must leave nothing on the
+// engine. events returns what the cluster emitted so far.
+func startCluster(t *testing.T, eng Engine, n int) (c *Containers, events func() []record.Event) {
+	t.Helper()
 	b := &Backend{Connect: Connect}
-	spec := testSpec(t.TempDir(), "", 2)
-	spec.RunID = "e2e" + fmt.Sprintf("%09x", time.Now().UnixNano()&0xfffffffff)
+	spec := testSpec(t.TempDir(), fmt.Sprintf("%012x", time.Now().UnixNano()&0xffffffffffff), n)
 	plan, err := b.Plan(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var events []record.Event
-	tc, err := b.Start(context.Background(), spec, plan, func(e record.Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
+	var evs []record.Event
+	tc, err := b.Start(context.Background(), spec, plan, func(e record.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() })
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := tc.(*Containers)
-	defer func() {
+	c = tc.(*Containers)
+	t.Cleanup(func() {
 		if err := c.Stop(); err != nil {
 			t.Error(err)
 		}
 		if left := runLeft(eng, spec.RunID); len(left) > 0 {
 			t.Errorf("left after Stop: %v", left)
 		}
-	}()
+	})
+	return c, func() []record.Event { mu.Lock(); defer mu.Unlock(); return slices.Clone(evs) }
+}
+
+func TestEveryContainerFaultTakesEffectAndReverts(t *testing.T) {
+	eng := engine(t)
+	c, events := startCluster(t, eng, 2)
 	a1, a2 := c.Nodes()[0].Addr, c.Nodes()[1].Addr
 	for _, a := range []string{a1, a2} {
 		if err := get(a); err != nil {
@@ -166,10 +175,8 @@ func TestEveryContainerFaultTakesEffectAndReverts(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "node 2 after boot", func() error { return get(a2) })
-	mu.Lock()
-	defer mu.Unlock()
 	var mechs []string
-	for _, e := range events {
+	for _, e := range events() {
 		if e.Kind == "fault.effective" || e.Kind == "fault.reverted" {
 			mechs = append(mechs, strings.Fields(e.Detail)[1])
 		}

@@ -1,18 +1,14 @@
 package docker
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/kernelfault"
-	"github.com/faultbench/faultbench/internal/record"
 )
 
 func TestParseCgroups(t *testing.T) {
@@ -83,30 +79,7 @@ func readInt(t *testing.T, path string) int64 {
 // then their revert.
 func TestCPUAndMemoryOfAContainer(t *testing.T) {
 	eng := engine(t)
-	b := &Backend{Connect: Connect}
-	spec := testSpec(t.TempDir(), "", 1)
-	defer func() {
-		if left := runLeft(eng, spec.RunID); len(left) > 0 {
-			t.Errorf("left after Stop: %v", left)
-		}
-	}()
-	spec.RunID = fmt.Sprintf("%012x", time.Now().UnixNano()&0xffffffffffff)
-	plan, err := b.Plan(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var events []record.Event
-	tc, err := b.Start(context.Background(), spec, plan, func(e record.Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := tc.(*Containers)
-	defer func() {
-		if err := c.Stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	c, events := startCluster(t, eng, 1)
 	pid, _, err := c.appPid(1)
 	if err != nil {
 		t.Fatal(err)
@@ -165,10 +138,8 @@ func TestCPUAndMemoryOfAContainer(t *testing.T) {
 	}
 	t.Logf("container CPU in 300 ms: %v idle, %v with a 1-thread burner; memory %d → %d → %d MiB with a %d MiB balloon",
 		time.Duration(idle), time.Duration(burning), m0>>20, m1>>20, m2>>20, size>>20)
-	mu.Lock()
-	defer mu.Unlock()
 	n := 0
-	for _, e := range events {
+	for _, e := range events() {
 		if (e.Kind == "fault.effective" || e.Kind == "fault.reverted") && strings.HasPrefix(e.Detail, "mechanism cgroup:") {
 			n++
 		}

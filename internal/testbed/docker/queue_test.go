@@ -1,16 +1,13 @@
 package docker
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/faultbench/faultbench/internal/kernelfault"
-	"github.com/faultbench/faultbench/internal/record"
 )
 
 // medianGet is the median time of n GETs of node addr's health page, each
@@ -35,28 +32,7 @@ func medianGet(addr string, n int) (time.Duration, error) {
 // takes that back too.
 func TestDelayAndFlakyLinkOfAContainer(t *testing.T) {
 	eng := engine(t)
-	b := &Backend{Connect: Connect}
-	spec := testSpec(t.TempDir(), "", 2)
-	spec.RunID = fmt.Sprintf("%012x", time.Now().UnixNano()&0xffffffffffff)
-	plan, err := b.Plan(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var events []record.Event
-	tc, err := b.Start(context.Background(), spec, plan, func(e record.Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := tc.(*Containers)
-	defer func() {
-		if err := c.Stop(); err != nil {
-			t.Error(err)
-		}
-		if left := runLeft(eng, spec.RunID); len(left) > 0 {
-			t.Errorf("left after Stop: %v", left)
-		}
-	}()
+	c, events := startCluster(t, eng, 2)
 	a1 := c.Nodes()[0].Addr
 	before, err := medianGet(a1, 5)
 	if err != nil {
@@ -97,10 +73,8 @@ func TestDelayAndFlakyLinkOfAContainer(t *testing.T) {
 	if err := undo(); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	var got []string
-	for _, e := range events {
+	for _, e := range events() {
 		if e.Kind == "fault.effective" || e.Kind == "fault.reverted" {
 			got = append(got, e.Kind+" "+strings.Fields(e.Detail)[1])
 			if !strings.Contains(e.Detail, "NFQUEUE") {
@@ -120,28 +94,7 @@ func TestDelayAndFlakyLinkOfAContainer(t *testing.T) {
 // revert puts it back with its address.
 func TestDisconnectIsNotAPulledCable(t *testing.T) {
 	eng := engine(t)
-	b := &Backend{Connect: Connect}
-	spec := testSpec(t.TempDir(), "", 2)
-	spec.RunID = fmt.Sprintf("%012x", time.Now().UnixNano()&0xffffffffffff)
-	plan, err := b.Plan(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var events []record.Event
-	tc, err := b.Start(context.Background(), spec, plan, func(e record.Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := tc.(*Containers)
-	defer func() {
-		if err := c.Stop(); err != nil {
-			t.Error(err)
-		}
-		if left := runLeft(eng, spec.RunID); len(left) > 0 {
-			t.Errorf("left after Stop: %v", left)
-		}
-	}()
+	c, events := startCluster(t, eng, 2)
 	a1, a2 := c.Nodes()[0].Addr, c.Nodes()[1].Addr
 	undo, err := c.Disconnect(kernelfault.Label{Fault: "disconnect", ID: 1}, 1)
 	if err != nil {
@@ -159,10 +112,8 @@ func TestDisconnectIsNotAPulledCable(t *testing.T) {
 	if err := get(a1); err != nil {
 		t.Errorf("node 1 after the reconnect: %v", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	var got []string
-	for _, e := range events {
+	for _, e := range events() {
 		if e.Kind == "fault.effective" || e.Kind == "fault.reverted" {
 			got = append(got, strings.Fields(e.Detail)[1])
 		}
