@@ -34,6 +34,20 @@ func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return out.String(), errb.String(), ExitCode(err)
 }
 
+// readSummary reads the summary.json of results directory dir.
+func readSummary(t *testing.T, dir string) analysis.Summary {
+	t.Helper()
+	var sum analysis.Summary
+	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
 func writeScenario(t *testing.T, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "s.yaml")
@@ -57,14 +71,7 @@ func TestQuickstartEndToEnd(t *testing.T) {
 			t.Errorf("%s missing or empty: %v", f, err)
 		}
 	}
-	var sum analysis.Summary
-	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, dir)
 	if !sum.Complete || sum.Run.Attempts == 0 {
 		t.Fatalf("summary incomplete or empty: %+v", sum.Run)
 	}
@@ -72,7 +79,7 @@ func TestQuickstartEndToEnd(t *testing.T) {
 	// refused connections on node 3, and nothing else fails.
 	var hangTimeouts, crashRefused, otherFailures int
 	others := map[string]int{} // outcome/node/generator flags of the unexplained
-	err = record.ReadRequests(dir, func(r record.Request) error {
+	err := record.ReadRequests(dir, func(r record.Request) error {
 		switch {
 		case r.Outcome == record.OK:
 		case r.Outcome == record.Timeout && r.Node == 2:
@@ -227,14 +234,7 @@ faults: [{type: app-hang, node: 1, at: 1s, duration: 50s}]
 	if code := ExitCode(err); code != ExitFailed || !strings.Contains(errb.String(), "interrupted") {
 		t.Fatalf("exit %d, stderr %q; want 1 and a word that the run was interrupted", code, errb.String())
 	}
-	var sum analysis.Summary
-	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, dir)
 	if sum.Complete || sum.Run.Attempts == 0 {
 		t.Fatalf("want an incomplete summary with the attempts recorded so far, got complete=%v attempts=%d", sum.Complete, sum.Run.Attempts)
 	}

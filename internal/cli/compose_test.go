@@ -460,14 +460,7 @@ func TestQuickstartDockerEndToEnd(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
-	var sum analysis.Summary
-	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, dir)
 	if !sum.Complete || sum.Run.Attempts == 0 {
 		t.Fatalf("summary incomplete or empty: %+v", sum.Run)
 	}

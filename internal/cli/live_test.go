@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/faultbench/faultbench/internal/analysis"
 	"github.com/faultbench/faultbench/internal/record"
 )
 
@@ -62,14 +60,7 @@ func TestGuardedAppHangStopsItself(t *testing.T) {
 	if clearS < abortS || clearS > injectS+20 {
 		t.Errorf("fault injected at %.2f s, cleared at %.2f s, abort at %.2f s: want the clear at the abort, not at the planned end", injectS, clearS, abortS)
 	}
-	var sum analysis.Summary
-	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, dir)
 	if sum.Aborted == nil || !strings.HasPrefix(sum.Aborted.By, "inflight_age") || sum.Aborted.AtS != abortS {
 		t.Errorf("summary aborted %+v: want the inflight_age rule at %.3f s", sum.Aborted, abortS)
 	}

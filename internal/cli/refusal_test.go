@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/faultbench/faultbench/internal/analysis"
 	"github.com/faultbench/faultbench/internal/record"
 )
 
@@ -98,14 +96,7 @@ func TestGeneratorRefusalsInARealRun(t *testing.T) {
 	}
 
 	// summary.json: the generator's figures, apart from the service's.
-	var sum analysis.Summary
-	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, dir)
 	o := sum.Overall
 	if o.GenRefused != refused || o.GenRefusedBy["max_in_flight"] != refused {
 		t.Errorf("summary: gen_refused %d (by reason %v), the record has %d refusals", o.GenRefused, o.GenRefusedBy, refused)

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/faultbench/faultbench/internal/analysis"
 	"github.com/faultbench/faultbench/internal/record"
 )
 
@@ -81,14 +79,7 @@ operator: {detect_after: 1s, policy: restart-failed, action_time: 500ms}
 		t.Fatalf("exit %d: %v\n%s", code, err, errb.String())
 	}
 
-	var sum analysis.Summary
-	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, dir)
 	if len(sum.Faults) != 1 {
 		t.Fatalf("summary faults %+v, want the one unplanned failure", sum.Faults)
 	}
