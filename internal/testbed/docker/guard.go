@@ -111,41 +111,30 @@ func restoreAttached(name string) (bool, error) {
 func restoreOwned(name string) (bool, error) {
 	run := strings.TrimPrefix(name, "fb-")
 	run, _, _ = strings.Cut(run, "-")
-	reconnected, err := reconnectHolder(run, name)
-	changed, rerr := restoreContainer(run, name, false)
-	return changed || reconnected, errors.Join(err, rerr)
+	return restoreContainer(run, name, false)
 }
 
-// reconnectHolder puts holder container name back on run's network with
-// the address its label records, when the disconnect fault left it off.
-func reconnectHolder(run, name string) (bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	eng, err := removerEngine(ctx)
-	if err != nil {
-		return false, err
-	}
-	info, err := eng.ContainerInspect(ctx, name)
-	if err != nil || info.Labels[LabelRole] != "holder" || !info.Running {
-		return false, nil
-	}
+// reconnect puts a run's holder container (info) back on the run's network
+// with the address its label records, when the disconnect fault left it
+// off; other containers it leaves alone.
+func reconnect(ctx context.Context, eng Engine, run string, info ContainerInfo) (bool, error) {
 	netName := "fb-" + run
-	if _, on := info.IPs[netName]; on {
+	if _, on := info.IPs[netName]; on || info.Labels[LabelRole] != "holder" {
 		return false, nil
 	}
 	ip, err := netip.ParseAddr(info.Labels[LabelIP])
 	if err != nil {
-		return false, fmt.Errorf("docker: reconnect %s: label %s=%q: %w", name, LabelIP, info.Labels[LabelIP], err)
+		return false, fmt.Errorf("reconnect: label %s=%q: %w", LabelIP, info.Labels[LabelIP], err)
 	}
 	if err := eng.NetworkConnect(ctx, netName, info.ID, ip); err != nil {
-		return false, fmt.Errorf("docker: reconnect %s to %s as %s: %w", name, netName, ip, err)
+		return false, fmt.Errorf("reconnect to %s as %s: %w", netName, ip, err)
 	}
 	return true, nil
 }
 
-// restoreContainer unpauses container id (or name) and deletes
-// run's rules from its namespace; with start, it also starts it if it is
-// down.
+// restoreContainer unpauses container id (or name), deletes run's rules
+// from its namespace and puts a disconnected holder of the run back on its
+// network; with start, it also starts it if it is down.
 func restoreContainer(run, id string, start bool) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
@@ -176,6 +165,11 @@ func restoreContainer(run, id string, start bool) (bool, error) {
 			break
 		}
 		did, err := removeRules(fmt.Sprintf("/proc/%d/ns/net", info.Pid), run)
+		changed = changed || did
+		if err != nil {
+			errs = append(errs, err)
+		}
+		did, err = reconnect(ctx, eng, run, info)
 		changed = changed || did
 		if err != nil {
 			errs = append(errs, err)
