@@ -283,18 +283,28 @@ func (a *Attached) kevent(l kernelfault.Label, node int, kind, detail string) {
 }
 
 func (a *Attached) nsOf(id int) (string, string, error) {
+	pid, short, err := a.appPid(id)
+	if err != nil {
+		return "", "", err
+	}
+	return fmt.Sprintf("/proc/%d/ns/net", pid), short, nil
+}
+
+// appPid is the pid of node id's container and its short id; an attached
+// container is its own namespace's holder and its application at once.
+func (a *Attached) appPid(id int) (int, string, error) {
 	if id < 1 || id > len(a.nodes) {
-		return "", "", fmt.Errorf("no node %d (cluster has %d)", id, len(a.nodes))
+		return 0, "", fmt.Errorf("no node %d (cluster has %d)", id, len(a.nodes))
 	}
 	n := a.nodes[id-1]
 	info, err := a.inspect(n.ID)
 	if err != nil {
-		return "", "", err
+		return 0, "", err
 	}
 	if !info.Up() || info.Pid <= 0 {
-		return "", "", fmt.Errorf("node %d is down (container %s %s)", id, n.Name, info.Status)
+		return 0, "", fmt.Errorf("node %d is down (container %s %s)", id, n.Name, info.Status)
 	}
-	return fmt.Sprintf("/proc/%d/ns/net", info.Pid), shortID(n.ID), nil
+	return info.Pid, shortID(n.ID), nil
 }
 
 func (a *Attached) tableName() string {

@@ -57,16 +57,6 @@ func (c *Containers) appPid(id int) (int, string, error) {
 	return info.Pid, shortID(n.app), nil
 }
 
-func (a *Attached) appPid(id int) (int, string, error) {
-	ns, short, err := a.nsOf(id)
-	if err != nil {
-		return 0, "", err
-	}
-	var pid int
-	_, err = fmt.Sscanf(ns, "/proc/%d/ns/net", &pid)
-	return pid, short, err
-}
-
 // helperSite is where a helper runs: a cluster whose nodes' application
 // containers it can find.
 type helperSite interface {
