@@ -197,13 +197,7 @@ func TestAKilledControllerLeavesNoContainerPausedNorRunning(t *testing.T) {
 	t0 := time.Now()
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
-	var left []string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if left = runLeft(eng, run); len(left) == 0 {
-			break
-		}
-	}
-	if len(left) > 0 {
+	if left := untilNone(30*time.Second, func() []string { return runLeft(eng, run) }); len(left) > 0 {
 		t.Fatalf("30s after SIGKILL of the controller: %v", left)
 	}
 	t.Logf("the warden removed the run's containers and network %s after the controller's SIGKILL", time.Since(t0).Round(10*time.Millisecond))
@@ -245,6 +239,16 @@ func startHolder(t *testing.T, run string) *exec.Cmd {
 		t.Fatal("holder did not hold within 90s")
 	}
 	return cmd
+}
+
+// untilNone polls list every 100 ms until it returns nothing or limit
+// has passed, and returns what it last listed.
+func untilNone(limit time.Duration, list func() []string) []string {
+	left := list()
+	for deadline := time.Now().Add(limit); len(left) > 0 && time.Now().Before(deadline); left = list() {
+		time.Sleep(100 * time.Millisecond)
+	}
+	return left
 }
 
 // faultsLeft says which of the holder's faults are still on run's
@@ -293,13 +297,7 @@ func TestALapsedLeaseUnpausesAndRemovesRules(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	var left []string
-	for deadline := time.Now().Add(warden.DefaultLease + 3*time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if left = faultsLeft(eng, run); len(left) == 0 {
-			break
-		}
-	}
-	if len(left) > 0 {
+	if left := untilNone(warden.DefaultLease+3*time.Second, func() []string { return faultsLeft(eng, run) }); len(left) > 0 {
 		t.Fatalf("lease + 3s after the controller stopped, still: %v", left)
 	}
 	t.Logf("the warden took the faults back %s after the controller stopped (lease %v)", time.Since(t0).Round(10*time.Millisecond), warden.DefaultLease)
@@ -308,14 +306,8 @@ func TestALapsedLeaseUnpausesAndRemovesRules(t *testing.T) {
 	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	var objs []string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if objs = runLeft(eng, run); len(objs) == 0 {
-			break
-		}
-	}
-	if len(objs) > 0 {
-		t.Fatalf("30s after SIGKILL of the controller: %v", objs)
+	if left := untilNone(30*time.Second, func() []string { return runLeft(eng, run) }); len(left) > 0 {
+		t.Fatalf("30s after SIGKILL of the controller: %v", left)
 	}
 }
 
