@@ -57,26 +57,16 @@ func writeScenario(t *testing.T, body string) string {
 	return p
 }
 
-func TestQuickstartEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end run; skipped with -short")
-	}
-	dir := filepath.Join(t.TempDir(), "out")
-	stdout, stderr, code := run(t, "run", "../../examples/quickstart.yaml", "--time-scale", "0.25", "-o", dir)
-	if code != ExitOK {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
-	}
-	for _, f := range []string{record.ScenarioFile, record.RequestsFile, record.WindowsFile, record.EventsFile, record.SummaryFile, record.ReportFile} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
-			t.Errorf("%s missing or empty: %v", f, err)
-		}
-	}
+// checkQuickstartRecord checks a quickstart run's record (any backend):
+// the summary is complete, the hang on node 2 shows as timeouts on node 2,
+// the crash on node 3 as refused connections on node 3, and nothing else
+// fails. It returns the summary.
+func checkQuickstartRecord(t *testing.T, dir string) analysis.Summary {
+	t.Helper()
 	sum := readSummary(t, dir)
 	if !sum.Complete || sum.Run.Attempts == 0 {
 		t.Fatalf("summary incomplete or empty: %+v", sum.Run)
 	}
-	// The hang on node 2 shows as timeouts on node 2, the crash on node 3 as
-	// refused connections on node 3, and nothing else fails.
 	var hangTimeouts, crashRefused, otherFailures int
 	others := map[string]int{} // outcome/node/generator flags of the unexplained
 	err := record.ReadRequests(dir, func(r record.Request) error {
@@ -101,6 +91,24 @@ func TestQuickstartEndToEnd(t *testing.T) {
 	if otherFailures > 0 {
 		t.Errorf("%d failures that no fault explains: %v", otherFailures, others)
 	}
+	return sum
+}
+
+func TestQuickstartEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run; skipped with -short")
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	stdout, stderr, code := run(t, "run", "../../examples/quickstart.yaml", "--time-scale", "0.25", "-o", dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	for _, f := range []string{record.ScenarioFile, record.RequestsFile, record.WindowsFile, record.EventsFile, record.SummaryFile, record.ReportFile} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", f, err)
+		}
+	}
+	sum := checkQuickstartRecord(t, dir)
 	events, err := record.ReadEvents(filepath.Join(dir, record.EventsFile))
 	if err != nil {
 		t.Fatal(err)

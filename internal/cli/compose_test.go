@@ -20,27 +20,19 @@ import (
 	"github.com/faultbench/faultbench/internal/warden"
 )
 
-const composeFile = "../../examples/compose/docker-compose.yml"
-
-// composeStack brings examples/compose/docker-compose.yml up as a project
-// of its own, with this test binary's image (which acts as `faultbench
-// node KIND`, see TestMain) and a free port for the balancer, and takes it
-// down, with the image, when the test ends. It skips where there is no
-// root, no engine or no docker-compose. docker-compose (Debian's 1.x) is
-// what the README's walk-through uses, so the test uses it too.
-func composeStack(t *testing.T) (eng docker.Engine, project, lb string) {
+// dockerImage skips the test with -short, without root (need says what
+// for) or without an engine; otherwise it returns the engine and the image
+// of this test binary (which acts as faultbench, see TestMain), removed
+// when the test ends if the test made it.
+func dockerImage(t *testing.T, need string) (docker.Engine, docker.Image) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("end-to-end docker-compose test; skipped with -short")
+		t.Skip("end-to-end docker test; skipped with -short")
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("attaching to a docker-compose stack needs root (the warden's journal, nsenter)")
+		t.Skip(need + " needs root")
 	}
-	compose, err := exec.LookPath("docker-compose")
-	if err != nil {
-		t.Skip("no docker-compose on PATH (Debian: apt-get install docker-compose)")
-	}
-	eng, err = docker.Connect(context.Background())
+	eng, err := docker.Connect(context.Background())
 	if err != nil {
 		t.Skipf("no Docker engine answers: %v", err)
 	}
@@ -53,6 +45,24 @@ func composeStack(t *testing.T) (eng docker.Engine, project, lb string) {
 			_ = eng.ImageRemove(context.Background(), img.Ref)
 		}
 	})
+	return eng, img
+}
+
+const composeFile = "../../examples/compose/docker-compose.yml"
+
+// composeStack brings examples/compose/docker-compose.yml up as a project
+// of its own, with this test binary's image (which acts as `faultbench
+// node KIND`, see TestMain) and a free port for the balancer, and takes it
+// down, with the image, when the test ends. It skips where there is no
+// root, no engine or no docker-compose. docker-compose (Debian's 1.x) is
+// what the README's walk-through uses, so the test uses it too.
+func composeStack(t *testing.T) (eng docker.Engine, project, lb string) {
+	t.Helper()
+	compose, err := exec.LookPath("docker-compose")
+	if err != nil {
+		t.Skip("no docker-compose on PATH (Debian: apt-get install docker-compose)")
+	}
+	eng, img := dockerImage(t, "attaching to a docker-compose stack (the warden's journal, nsenter)")
 	project = fmt.Sprintf("fbtest%x", time.Now().UnixNano()&0xffffffffff)
 	env := append(os.Environ(), "FAULTBENCH_DEMO_IMAGE="+img.Ref, "FAULTBENCH_DEMO_PORT=")
 	dc := func(args ...string) (string, error) {
@@ -436,34 +446,13 @@ func readEventsIfAny(dir string) []record.Event {
 // each node's container and image, and the run leaves no container or
 // network behind.
 func TestQuickstartDockerEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end docker run; skipped with -short")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("the docker backend's kernel levers and warden need root")
-	}
-	eng, err := docker.Connect(context.Background())
-	if err != nil {
-		t.Skipf("no Docker engine answers: %v", err)
-	}
-	img, err := docker.EnsureImage(context.Background(), eng, os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if img.Created {
-			_ = eng.ImageRemove(context.Background(), img.Ref)
-		}
-	})
+	eng, _ := dockerImage(t, "the docker backend's kernel levers and warden")
 	dir := filepath.Join(t.TempDir(), "out")
 	stdout, stderr, code := run(t, "run", "../../examples/quickstart-docker.yaml", "--time-scale", "0.25", "--quiet", "-o", dir)
 	if code != ExitOK {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
-	sum := readSummary(t, dir)
-	if !sum.Complete || sum.Run.Attempts == 0 {
-		t.Fatalf("summary incomplete or empty: %+v", sum.Run)
-	}
+	sum := checkQuickstartRecord(t, dir)
 	if st, err := os.Stat(filepath.Join(dir, record.ReportFile)); err != nil || st.Size() == 0 {
 		t.Errorf("no report: %v", err)
 	}
@@ -475,25 +464,6 @@ func TestQuickstartDockerEndToEnd(t *testing.T) {
 		if n.Container == "" || n.ImageID == "" {
 			t.Errorf("node %d: no container or image id in the provenance: %+v", n.Node, n)
 		}
-	}
-	var hangTimeouts, crashRefused, unexplained int
-	err = record.ReadRequests(dir, func(r record.Request) error {
-		switch {
-		case r.Outcome == record.OK:
-		case r.Outcome == record.Timeout && r.Node == 2:
-			hangTimeouts++
-		case r.Outcome == record.ConnError && r.Node == 3:
-			crashRefused++
-		default:
-			unexplained++
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if hangTimeouts == 0 || crashRefused == 0 || unexplained > 0 {
-		t.Errorf("%d timeouts on the hung node 2, %d refused on the crashed node 3, %d failures no fault explains", hangTimeouts, crashRefused, unexplained)
 	}
 	cs, _ := eng.ContainerList(context.Background(), docker.LabelRun+"="+p.RunID)
 	ns, _ := eng.NetworkList(context.Background(), docker.LabelRun+"="+p.RunID)
