@@ -66,7 +66,32 @@ type httpConn struct {
 	br    *bufio.Reader
 	bytes int64     // bytes read from the connection, to tell "no answer" from "broken answer"
 	pool  *connPool // non-nil if the connection holds one of pool.slots
+	// watched is the context whose end cuts this connection's exchanges
+	// short (watch), and unwatch undoes that; nil until the first exchange.
+	watched context.Context
+	unwatch func() bool
 }
+
+// watch makes the end of ctx cut the connection's exchange short (a
+// deadline in the past wakes its blocked I/O). A kept-alive connection
+// carries many attempts of one generator, all under the same context, so
+// the watch is set once for the connection's life, not once an attempt:
+// that was an allocation and two locks of the context per request. Its
+// firing while the connection is idle is harmless, since the next exchange
+// sets its own deadline and then checks ctx itself.
+func (c *httpConn) watch(ctx context.Context) {
+	if ctx == c.watched {
+		return
+	}
+	if c.unwatch != nil {
+		c.unwatch()
+	}
+	c.watched = ctx
+	c.unwatch = context.AfterFunc(ctx, c.cut)
+}
+
+// cut wakes the connection's blocked I/O at once.
+func (c *httpConn) cut() { c.Conn.SetDeadline(aLongTimeAgo) }
 
 func (c *httpConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
@@ -94,6 +119,9 @@ func newPooledConn(c net.Conn, slotOf *connPool) *httpConn {
 }
 
 func (c *httpConn) close() {
+	if c.unwatch != nil {
+		c.unwatch()
+	}
 	c.Conn.Close()
 	c.br.Reset(nil)
 	readerPool.Put(c.br)
@@ -204,8 +232,9 @@ func (p *connPool) acquire(ctx context.Context, connectBy time.Time) (c *httpCon
 	if wait <= 0 {
 		return nil, false, false
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
+	t := acquireTimers.Get().(*time.Timer)
+	t.Reset(wait)
+	defer func() { t.Stop(); acquireTimers.Put(t) }()
 	select {
 	case c := <-p.idle:
 		return c, false, true
@@ -216,6 +245,16 @@ func (p *connPool) acquire(ctx context.Context, connectBy time.Time) (c *httpCon
 	}
 	return nil, false, false
 }
+
+// acquireTimers are the stopped timers of acquire's waits: at a rate that
+// keeps every connection busy, nearly every attempt waits, and a timer
+// each was a quarter of the run's allocations. Since Go 1.23 a stopped
+// timer's channel holds nothing stale, so a reused one is as good as new.
+var acquireTimers = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
 
 // release gives back a slot taken for a connection that was never made.
 func (p *connPool) release(slotted bool) {
@@ -244,8 +283,10 @@ func (d *HTTPDriver) pool(addr string) *connPool {
 // back, so a reused connection was probably stale.
 func (d *HTTPDriver) exchange(ctx context.Context, conn *httpConn, a Attempt, deadline time.Time) (r Result, keep, retry bool) {
 	conn.SetDeadline(deadline)
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(aLongTimeAgo) })
-	defer stop()
+	conn.watch(ctx)
+	if ctx.Err() != nil { // ended while the connection was idle, or just now
+		conn.cut()
+	}
 
 	timedOut := Result{Outcome: record.Timeout, End: deadline}
 	var payload []byte

@@ -222,8 +222,8 @@ func Run(ctx context.Context, cfg Config, start time.Time, length time.Duration,
 }
 
 // client is one emulator: it walks its schedule (the client's own, or a
-// load spike's), sleeping until each arrival, and starts a goroutine per
-// attempt. The loop is bounded by the
+// load spike's), sleeping until each arrival, and hands each attempt to a
+// goroutine of its own (attemptWorkers). The loop is bounded by the
 // run's length; the wait after it by the attempts' deadlines plus
 // drainGrace, after which they are cut short.
 //
@@ -238,10 +238,14 @@ func (g *Generator) client(schedCtx, attemptCtx context.Context, c int, start ti
 	sleep := newSleeper(schedCtx)
 	defer sleep.close()
 	maxInFlight := int64(g.cfg.MaxInFlight)
+	workers := attemptWorkers{do: func(j job) {
+		defer attempts.Done()
+		defer inFlight.Add(-1)
+		g.attempt(attemptCtx, driver, c, j.a, j.when, j.t)
+	}}
 
 	a, ok := sched.next()
 	for ; ok && a.at < length; a, ok = sched.next() {
-		a := a // each attempt's goroutine keeps its own arrival
 		when := start.Add(a.at)
 		if !sleep.until(schedCtx, when) {
 			break
@@ -259,12 +263,9 @@ func (g *Generator) client(schedCtx, attemptCtx context.Context, c int, start ti
 		}
 		inFlight.Add(1)
 		attempts.Add(1)
-		go func() {
-			defer attempts.Done()
-			defer inFlight.Add(-1)
-			g.attempt(attemptCtx, driver, c, a, when, t)
-		}()
+		workers.run(job{a: a, when: when, t: t})
 	}
+	workers.close()
 	if ok && a.at < length && schedCtx.Err() != nil {
 		// The run was cut: the arrivals already due that the loop had not
 		// reached (it was behind, or asleep for the next one) are part of
@@ -337,4 +338,53 @@ func (g *Generator) attempt(ctx context.Context, driver Driver, c int, a arrival
 	}
 	g.sink.Record(req)
 	return r.End
+}
+
+// A job is one arrival handed to an attempt worker.
+type job struct {
+	a    arrival
+	when time.Time
+	t    *resolvedTarget
+}
+
+// attemptWorkers runs every attempt of one client in a goroutine of its
+// own, as a go statement per attempt would, but keeps the goroutines that
+// finish and hands them the next arrivals. A new goroutine costs a stack
+// and its growth to the driver's depth on every attempt, the largest
+// share of the run's CPU per request that was not a system call; a kept
+// one is handed its arrival through a channel. Only the client's
+// scheduling goroutine calls run and close.
+//
+// There are never more workers than attempts were once in flight at the
+// same time (MaxInFlight bounds that); an idle worker waits for the next
+// arrival or for close, which ends it.
+type attemptWorkers struct {
+	do   func(job)
+	jobs chan job // unbuffered: a send succeeds only when a worker waits
+}
+
+// run hands j to an idle worker, or starts one for it.
+func (w *attemptWorkers) run(j job) {
+	if w.jobs == nil {
+		w.jobs = make(chan job)
+	}
+	select {
+	case w.jobs <- j:
+	default:
+		go w.work(j)
+	}
+}
+
+// work runs j, then every job handed to it, until close.
+func (w *attemptWorkers) work(j job) {
+	for ok := true; ok; j, ok = <-w.jobs {
+		w.do(j)
+	}
+}
+
+// close ends the idle workers, and each busy one when its attempt ends.
+func (w *attemptWorkers) close() {
+	if w.jobs != nil {
+		close(w.jobs)
+	}
 }
