@@ -175,6 +175,21 @@ func TestVIA5PinShortageDropsCachedFiles(t *testing.T) {
 	}
 }
 
+// Communication buffers are allocated once, at start, in every VIA version
+// (and in robust): mem-alloc-fail, which stalls perf's and ha's sends and
+// receives, has nothing to act on there (TestClusterVIA shows it on running
+// nodes of all three VIA modes).
+func TestMemAllocFailActsOnlyWherePerMessageBuffers(t *testing.T) {
+	for _, tc := range []struct {
+		mode    Mode
+		stalled bool
+	}{{Perf, true}, {HA, true}, {Robust, false}, {Via0, false}, {Via3, false}, {Via5, false}} {
+		if got := !tc.mode.Preallocated(); got != tc.stalled {
+			t.Errorf("%s: mem-alloc-fail stalls messaging = %v, want %v", tc.mode, got, tc.stalled)
+		}
+	}
+}
+
 // TestClusterVIA runs real via nodes over faultnet: a crashed node is
 // dropped as soon as its connections break, mem-alloc-fail changes nothing,
 // and a bad parameter stops the sender (via0) or both ends (via3).
@@ -207,18 +222,20 @@ func TestClusterVIA(t *testing.T) {
 		c.waitMembers(1, []int{1, 2, 3}, 5*time.Second)
 		c.waitMembers(3, []int{1, 2, 3}, 5*time.Second)
 	})
-	t.Run("mem-alloc-fail/via0", func(t *testing.T) {
-		c := newTestCluster(t, Via0, 3, withControl)
-		c.waitMembers(1, []int{1, 2, 3}, 5*time.Second)
-		post(c, 2, `{"type":"mem-alloc-fail","duration":"3s"}`)
-		for p := 0; p < 30; p++ { // node 2 reads, caches and tells its peers; they forward to it
-			c.wantOK(2, p)
-			c.wantOK(1, p)
-		}
-		if got := c.members(1); !slices.Equal(got, []int{1, 2, 3}) {
-			t.Fatalf("via0 lost node 2 under mem-alloc-fail: %v", got)
-		}
-	})
+	for _, mode := range viaModes {
+		t.Run("mem-alloc-fail/"+mode.String(), func(t *testing.T) {
+			c := newTestCluster(t, mode, 3, withControl)
+			c.waitMembers(1, []int{1, 2, 3}, 5*time.Second)
+			post(c, 2, `{"type":"mem-alloc-fail","duration":"3s"}`)
+			for p := 0; p < 30; p++ { // node 2 reads, caches and tells its peers; they forward to it
+				c.wantOK(2, p)
+				c.wantOK(1, p)
+			}
+			if got := c.members(1); !slices.Equal(got, []int{1, 2, 3}) {
+				t.Fatalf("%s lost node 2 under mem-alloc-fail: %v", mode, got)
+			}
+		})
+	}
 	for _, tc := range []struct {
 		mode Mode
 		gone []int
