@@ -59,7 +59,7 @@ that no run measures and whose stages are not all supplied, is an error.`,
 func newModelValidateCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "validate MODEL.yaml RUNDIR",
+		Use:   "validate MODEL.yaml RUNDIR...",
 		Short: "Compare a fault load's predicted unavailability and throughput with a multi-fault run of the same fault load",
 		Long: `validate evaluates MODEL.yaml (a fault load, e.g. from 'model fromruns' with
 compressed MTTFs) and compares it with RUNDIR, a run whose scenario injects the
@@ -67,14 +67,16 @@ same faults recurring as poisson(MEAN) processes: unavailability (1 - A) and
 mean throughput with their relative errors, a 95% interval from the run's fault
 count, the fraction of time two or more faults overlapped (phase 2 assumes they
 do not), the error without the overlapping stretches, and each fault's share.
+Several RUNDIRs are repetitions of one scenario (other seeds): they are pooled,
+with a second 95% interval from the spread of their unavailabilities.
 A run whose fault load differs from the model's is refused, saying how.`,
-		Args: cobra.ExactArgs(2),
+		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl, err := model.LoadFaultLoad(args[0])
 			if err != nil {
 				return modelErr(err)
 			}
-			v, err := model.Validate(fl, args[1])
+			v, err := model.ValidateRuns(fl, args[1:]...)
 			if err != nil {
 				return modelErr(err)
 			}

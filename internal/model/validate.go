@@ -45,6 +45,27 @@ type Validation struct {
 	// (stages the model gives no fault, e.g. noise or effects outlasting
 	// the run's view of a fault).
 	Outside float64 `json:"unavailability_outside_faults"`
+	// Offered is the number of requests offered in the observed time.
+	Offered float64 `json:"offered"`
+
+	// Repetitions of the run (Pool): every figure above is pooled over
+	// Runs (time, requests and occurrences summed; unavailabilities
+	// weighted by the requests offered), and RepCILow/RepCIHigh bound the
+	// unavailability from the spread of the repetitions' own (95%,
+	// Student's t over the Runs' unavailabilities). Absent for one run.
+	Runs      []string      `json:"runs,omitempty"`
+	PerRun    []RunMeasured `json:"per_run,omitempty"`
+	RepCILow  float64       `json:"unavailability_ci_reps_low,omitempty"`
+	RepCIHigh float64       `json:"unavailability_ci_reps_high,omitempty"`
+}
+
+// RunMeasured is one repetition's measurement, beside the pooled one.
+type RunMeasured struct {
+	Run            string  `json:"run"`
+	Faults         int     `json:"faults"`
+	Overlap        float64 `json:"overlap_fraction"`
+	Unavailability float64 `json:"unavailability"`
+	Error          float64 `json:"unavailability_rel_error"`
 }
 
 // Comparison is an unavailability and a mean throughput.
@@ -280,6 +301,7 @@ func Validate(fl *FaultLoad, dir string) (*Validation, error) {
 	if offered <= 0 {
 		return nil, validateErr("%s: no requests offered after the warm-up", dir)
 	}
+	v.Offered = offered
 	v.Measured = Comparison{Unavailability: 1 - ok/offered, Throughput: ok / v.ObservedS}
 	v.Outside = lostOutside / offered
 	// Without the overlapping stretches: each fault's loss while it was
@@ -297,18 +319,126 @@ func Validate(fl *FaultLoad, dir string) (*Validation, error) {
 
 	p := Evaluate(fl)
 	v.Predicted = Comparison{Unavailability: p.Unavailability, Throughput: p.AverageThroughput}
-	v.UnavailabilityError = relErr(v.Measured.Unavailability, p.Unavailability)
-	v.UnavailabilityErrorNoOverlap = relErr(v.NoOverlap.Unavailability, p.Unavailability)
-	v.ThroughputError = relErr(v.Measured.Throughput, p.AverageThroughput)
-	if v.Faults > 0 {
-		h := 1.96 / math.Sqrt(float64(v.Faults))
-		v.CILow, v.CIHigh = v.Measured.Unavailability*math.Max(0, 1-h), v.Measured.Unavailability*(1+h)
-	}
 	for _, s := range p.Faults {
 		v.ByFault = append(v.ByFault, FaultCheck{Name: s.Name, Occurrences: occurrences[s.Name], Predicted: s.Unavailability,
 			Measured: only[s.Name], PredictedMTTF: 1 / s.Rate, RunMTTF: 1 / runMTTF[s.Name]})
 	}
+	v.compare()
 	return v, nil
+}
+
+// compare sets the relative errors and the fault-count interval from the
+// predicted and measured figures.
+func (v *Validation) compare() {
+	v.UnavailabilityError = relErr(v.Measured.Unavailability, v.Predicted.Unavailability)
+	v.UnavailabilityErrorNoOverlap = relErr(v.NoOverlap.Unavailability, v.Predicted.Unavailability)
+	v.ThroughputError = relErr(v.Measured.Throughput, v.Predicted.Throughput)
+	v.CILow, v.CIHigh = 0, 0
+	if v.Faults > 0 {
+		h := 1.96 / math.Sqrt(float64(v.Faults))
+		v.CILow, v.CIHigh = v.Measured.Unavailability*math.Max(0, 1-h), v.Measured.Unavailability*(1+h)
+	}
+}
+
+// ValidateRuns validates fl against each of dirs, repetitions of one
+// scenario (its seed aside), and pools them (Pool). One dir is Validate.
+func ValidateRuns(fl *FaultLoad, dirs ...string) (*Validation, error) {
+	var vs []*Validation
+	for _, d := range dirs {
+		v, err := Validate(fl, d)
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, v)
+	}
+	return Pool(vs)
+}
+
+// Pool combines validations of one model against repetitions of a run: a
+// longer observation with more fault occurrences, which narrows the
+// fault-count interval, and the repetitions' spread, which gives an
+// interval of its own. The validations must share the model (the same
+// predictions); a single one is returned as it is.
+func Pool(vs []*Validation) (*Validation, error) {
+	if len(vs) == 0 {
+		return nil, validateErr("no runs to pool")
+	}
+	if len(vs) == 1 {
+		return vs[0], nil
+	}
+	first := vs[0]
+	p := &Validation{Run: first.Run, Predicted: first.Predicted}
+	weigh := func(get func(*Validation) float64) float64 {
+		var sum float64
+		for _, v := range vs {
+			sum += get(v) * v.Offered
+		}
+		return sum / p.Offered
+	}
+	for _, v := range vs {
+		if v.Predicted != first.Predicted || len(v.ByFault) != len(first.ByFault) {
+			return nil, validateErr("runs %s and %s were validated against different models: pool only repetitions of one run against one model", first.Run, v.Run)
+		}
+		p.Runs = append(p.Runs, v.Run)
+		p.ObservedS += v.ObservedS
+		p.Faults += v.Faults
+		p.OverlapS += v.OverlapS
+		p.Offered += v.Offered
+		p.NormalTput += v.NormalTput / float64(len(vs))
+		p.Measured.Throughput += v.Measured.Throughput * v.ObservedS
+		p.NoOverlap.Throughput += v.NoOverlap.Throughput * v.ObservedS
+	}
+	if p.Offered <= 0 || p.ObservedS <= 0 {
+		return nil, validateErr("the runs offered no requests after their warm-ups")
+	}
+	p.Overlap = p.OverlapS / p.ObservedS
+	p.Measured.Throughput /= p.ObservedS
+	p.NoOverlap.Throughput /= p.ObservedS
+	p.Measured.Unavailability = weigh(func(v *Validation) float64 { return v.Measured.Unavailability })
+	p.NoOverlap.Unavailability = weigh(func(v *Validation) float64 { return v.NoOverlap.Unavailability })
+	p.Outside = weigh(func(v *Validation) float64 { return v.Outside })
+	for i, f := range first.ByFault {
+		pf := f
+		pf.Occurrences = 0
+		for _, v := range vs {
+			pf.Occurrences += v.ByFault[i].Occurrences
+		}
+		pf.Measured = weigh(func(v *Validation) float64 { return v.ByFault[i].Measured })
+		p.ByFault = append(p.ByFault, pf)
+	}
+	p.compare()
+	us := make([]float64, len(vs))
+	var mean float64
+	for i, v := range vs {
+		us[i] = v.Measured.Unavailability
+		mean += us[i] / float64(len(vs))
+		p.PerRun = append(p.PerRun, RunMeasured{Run: v.Run, Faults: v.Faults, Overlap: v.Overlap,
+			Unavailability: v.Measured.Unavailability, Error: v.UnavailabilityError})
+	}
+	var ss float64
+	for _, u := range us {
+		ss += (u - mean) * (u - mean)
+	}
+	half := studentT975(len(vs)-1) * math.Sqrt(ss/float64(len(vs)-1)/float64(len(vs)))
+	p.RepCILow, p.RepCIHigh = math.Max(0, mean-half), mean+half
+	return p, nil
+}
+
+// studentT975 is the 97.5% quantile of Student's t with df degrees of
+// freedom (a two-sided 95% interval), from the table for small df and the
+// normal's 1.96 beyond it.
+func studentT975(df int) float64 {
+	table := []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086}
+	switch {
+	case df < 1:
+		return math.Inf(1)
+	case df <= len(table):
+		return table[df-1]
+	case df <= 30:
+		return 2.042
+	}
+	return 1.96
 }
 
 // faultSpan is a fault of the run: its type and its time in effect.
@@ -383,12 +513,23 @@ func readWindows(path string) ([]window, error) {
 func (v *Validation) WriteTable(w io.Writer) error {
 	pct := func(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) + "%" }
 	var b strings.Builder
-	fmt.Fprintf(&b, "run %s: %.0f s observed after warm-up, %d fault occurrences, overlap %.1f%% of the time (%.0f s)\n",
-		v.Run, v.ObservedS, v.Faults, 100*v.Overlap, v.OverlapS)
+	if len(v.Runs) > 1 {
+		fmt.Fprintf(&b, "%d runs pooled: %.0f s observed after their warm-ups, %d fault occurrences, overlap %.1f%% of the time (%.0f s)\n",
+			len(v.Runs), v.ObservedS, v.Faults, 100*v.Overlap, v.OverlapS)
+		for _, r := range v.PerRun {
+			fmt.Fprintf(&b, "  %s: %d faults, overlap %.1f%%, unavailability %.5g (%s)\n", r.Run, r.Faults, 100*r.Overlap, r.Unavailability, pct(r.Error))
+		}
+	} else {
+		fmt.Fprintf(&b, "run %s: %.0f s observed after warm-up, %d fault occurrences, overlap %.1f%% of the time (%.0f s)\n",
+			v.Run, v.ObservedS, v.Faults, 100*v.Overlap, v.OverlapS)
+	}
 	fmt.Fprintf(&b, "%-34s %14s %14s %10s\n", "", "predicted", "measured", "rel.error")
 	fmt.Fprintf(&b, "%-34s %14.5g %14.5g %10s\n", "unavailability (1 - A)", v.Predicted.Unavailability, v.Measured.Unavailability, pct(v.UnavailabilityError))
 	fmt.Fprintf(&b, "%-34s %14s %14.5g %10s\n", "  without overlapping stretches", "", v.NoOverlap.Unavailability, pct(v.UnavailabilityErrorNoOverlap))
 	fmt.Fprintf(&b, "%-34s %14s [%.5g, %.5g]\n", "  95% interval (fault count)", "", v.CILow, v.CIHigh)
+	if len(v.Runs) > 1 {
+		fmt.Fprintf(&b, "%-34s %14s [%.5g, %.5g]\n", "  95% interval (repetitions)", "", v.RepCILow, v.RepCIHigh)
+	}
 	fmt.Fprintf(&b, "%-34s %14.5g %14.5g %10s\n", "mean throughput (requests/s)", v.Predicted.Throughput, v.Measured.Throughput, pct(v.ThroughputError))
 	fmt.Fprintf(&b, "where the difference comes from (unavailability by fault; measured = lost while only that fault was in effect, extended to all its time):\n")
 	fmt.Fprintf(&b, "  %-20s %6s %14s %14s\n", "fault", "count", "predicted", "measured")

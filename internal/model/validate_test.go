@@ -185,3 +185,61 @@ func TestValidateFoldsUnplannedExits(t *testing.T) {
 		t.Errorf("with the exits: %d faults, overlap %v s; without: %d, %v s", after.Faults, after.OverlapS, before.Faults, before.OverlapS)
 	}
 }
+
+// Repetitions of a short run pool into one longer observation: occurrences
+// and time add up, the measurement is the requests-weighted one, and the
+// repetitions' spread gives an interval that holds the prediction.
+func TestValidateRunsPoolsRepetitions(t *testing.T) {
+	fl, err := ParseFaultLoad("model.yaml", []byte(validateModel), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	var singles []*Validation
+	for seed := int64(1); seed <= 5; seed++ {
+		d := synthRun(t, 40000, seed)
+		v, err := Validate(fl, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs, singles = append(dirs, d), append(singles, v)
+	}
+	p, err := ValidateRuns(fl, dirs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var faults int
+	var lost, offered, observed float64
+	for _, v := range singles {
+		faults += v.Faults
+		lost += v.Measured.Unavailability * v.Offered
+		offered += v.Offered
+		observed += v.ObservedS
+	}
+	if p.Faults != faults || math.Abs(p.ObservedS-observed) > 1e-6 || len(p.Runs) != 5 || len(p.PerRun) != 5 {
+		t.Fatalf("pooled %d faults over %v s from %d runs, want %d over %v from 5", p.Faults, p.ObservedS, len(p.Runs), faults, observed)
+	}
+	if math.Abs(p.Measured.Unavailability-lost/offered) > 1e-12 {
+		t.Fatalf("pooled unavailability %v, want %v", p.Measured.Unavailability, lost/offered)
+	}
+	if math.Abs(p.UnavailabilityError) > 0.1 {
+		t.Fatalf("pooled error %v", p.UnavailabilityError)
+	}
+	if !(p.RepCILow < p.Predicted.Unavailability && p.Predicted.Unavailability < p.RepCIHigh) {
+		t.Fatalf("prediction %v outside the repetitions' interval [%v, %v]", p.Predicted.Unavailability, p.RepCILow, p.RepCIHigh)
+	}
+	if h, h1 := p.CIHigh-p.CILow, singles[0].CIHigh-singles[0].CILow; h >= h1 {
+		t.Fatalf("pooling did not narrow the fault-count interval: %v, one run %v", h, h1)
+	}
+	var b strings.Builder
+	if err := p.WriteTable(&b); err != nil || !strings.Contains(b.String(), "5 runs pooled") || !strings.Contains(b.String(), "(repetitions)") {
+		t.Fatalf("table: %v\n%s", err, b.String())
+	}
+
+	// Validations against different models do not pool.
+	other := *singles[1]
+	other.Predicted.Unavailability *= 2
+	if _, err := Pool([]*Validation{singles[0], &other}); err == nil || !strings.Contains(err.Error(), "different models") {
+		t.Fatalf("pooled across models: %v", err)
+	}
+}
