@@ -263,6 +263,15 @@ func Decode(b []byte) (Msg, error) {
 // read past and answered with ErrMalformed: the stream is still in step,
 // so the caller may go on reading.
 func ReadFrame(r *bufio.Reader, max int) ([]byte, error) {
+	return ReadFrameInto(r, max, nil)
+}
+
+// ReadFrameInto is ReadFrame reading into buf's memory when the frame fits
+// in its capacity (and into a new slice when it does not), so a reader
+// that is done with each frame before it reads the next allocates nothing.
+// The frame aliases buf: the caller owns both and must not reuse buf while
+// it still needs the frame.
+func ReadFrameInto(r *bufio.Reader, max int, buf []byte) ([]byte, error) {
 	var lb [4]byte
 	if _, err := io.ReadFull(r, lb[:]); err != nil {
 		return nil, err
@@ -280,7 +289,11 @@ func ReadFrame(r *bufio.Reader, max int) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("%w: frame length %d below header", ErrMalformed, n)
 	}
-	b := make([]byte, n)
+	b := buf[:0]
+	if cap(b) < int(n) {
+		b = make([]byte, n)
+	}
+	b = b[:n]
 	if _, err := io.ReadFull(r, b); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
