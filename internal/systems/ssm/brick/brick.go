@@ -27,6 +27,7 @@ import (
 	"math/rand"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +44,8 @@ type Brick struct {
 	rng     *rand.Rand
 	ship    *Shipper           // passive style only
 	peerOut map[uint16]*stream // passive: the stream to each peer brick, by the id its beacons gave
+	// unflushed are the streams with replies queued but not yet flushed.
+	unflushed []*stream
 
 	inbox   chan request
 	ctl     chan func()
@@ -68,6 +71,20 @@ type request struct {
 	s        *stream
 	msg      wire.Msg
 	deadline time.Time
+	frame    *[]byte // msg's memory, back to frames once handled
+}
+
+// frames recycles the memory stream readers read requests into: a request
+// is done with it once handled (the store and the shipper keep copies), so
+// a brick reading 8 KB writes does not allocate 8 KB a request for garbage.
+var frames = sync.Pool{New: func() any { return new([]byte) }}
+
+// release gives r's frame back to the pool.
+func (r *request) release() {
+	if r.frame != nil {
+		frames.Put(r.frame)
+		r.frame = nil
+	}
 }
 
 // New validates cfg and builds a brick; Serve starts it.
@@ -206,7 +223,7 @@ func (b *Brick) sniff(conn net.Conn) {
 		return
 	}
 	_, _ = br.Discard(len(wire.Preface))
-	s := &stream{conn: conn, out: make(chan []byte, 4096), done: make(chan struct{})}
+	s := newStream(conn)
 	b.mu.Lock()
 	select {
 	case <-b.done:
@@ -219,11 +236,11 @@ func (b *Brick) sniff(conn net.Conn) {
 	b.mu.Unlock()
 	b.event("system.ssm.stream", fmt.Sprintf("brick %d: stub stream from %s", b.cfg.ID, conn.RemoteAddr()))
 	b.wg.Add(1)
-	go func() { defer b.wg.Done(); s.writeLoop() }()
+	go func() { defer b.wg.Done(); s.out.Run() }()
 	s.send(b.beaconFrame())
 	if b.readLoop(s, br) {
 		select { // let the writer send the error frame
-		case <-s.done:
+		case <-s.out.Done():
 		case <-time.After(time.Second):
 		}
 	}
@@ -239,37 +256,48 @@ func (b *Brick) readLoop(s *stream, br *bufio.Reader) (flush bool) {
 	maxFrame := 2*b.cfg.MaxValue + 1024
 	transit := newTransit()
 	for {
-		frame, err := wire.ReadFrame(br, maxFrame)
+		buf := frames.Get().(*[]byte)
+		frame, err := wire.ReadFrameInto(br, maxFrame, *buf)
+		if cap(frame) > cap(*buf) {
+			*buf = frame[:0]
+		}
+		if err != nil {
+			frames.Put(buf)
+		}
 		if errors.Is(err, wire.ErrMalformed) { // read past: the stream is still in step
-			s.send(wire.Append(nil, &wire.Msg{Type: wire.TError, Status: wire.BadRequest, Text: err.Error()}))
+			s.sendMsg(&wire.Msg{Type: wire.TError, Status: wire.BadRequest, Text: err.Error()})
 			continue
 		}
 		if err != nil {
 			if errors.Is(err, wire.ErrTooLarge) {
-				s.send(wire.Append(nil, &wire.Msg{Type: wire.TError, Status: wire.TooLarge, Text: err.Error()}))
-				s.flushAndClose()
+				s.out.SendMsg(&wire.Msg{Type: wire.TError, Status: wire.TooLarge, Text: err.Error()})
+				s.out.CloseAfterFlush()
 				return true
 			}
 			return false
 		}
 		arrived := time.Now()
-		m, err := wire.Decode(frame)
-		if err != nil {
-			s.send(wire.Append(nil, &wire.Msg{Type: wire.TError, ID: m.ID, Status: wire.BadRequest, Text: err.Error()}))
+		r := request{s: s, frame: buf}
+		var derr error
+		r.msg, derr = wire.Decode(frame)
+		if derr != nil {
+			s.sendMsg(&wire.Msg{Type: wire.TError, ID: r.msg.ID, Status: wire.BadRequest, Text: derr.Error()})
+			r.release()
 			continue
 		}
-		if st, why := b.check(&m); st != wire.OK {
-			s.send(wire.Append(nil, &wire.Msg{Type: wire.TError, ID: m.ID, Status: st, Text: why}))
+		if st, why := b.check(&r.msg); st != wire.OK {
+			s.sendMsg(&wire.Msg{Type: wire.TError, ID: r.msg.ID, Status: st, Text: why})
+			r.release()
 			continue
 		}
 		// The stub's wait began when it sent: time in transit beyond the
 		// stream's usual counts against the budget.
-		deadline := arrived.Add(time.Duration(m.Budget)*time.Microsecond - transit.late(arrived, m.Sent))
+		r.deadline = arrived.Add(time.Duration(r.msg.Budget)*time.Microsecond - transit.late(arrived, r.msg.Sent))
 		select {
-		case b.inbox <- request{s: s, msg: m, deadline: deadline}:
+		case b.inbox <- r:
 		case <-b.done:
 			return false
-		case <-s.done:
+		case <-s.out.Done():
 			return false
 		}
 	}
@@ -301,10 +329,24 @@ func (b *Brick) process() {
 		defer t.Stop()
 		flush = t.C
 	}
+	handled, first := 0, time.Time{} // requests handled since the last flush, and when the first was
 	for {
 		select {
 		case r := <-b.inbox:
 			b.handle(r)
+			r.release()
+			// Replies go out when the inbox is empty, or under a steady
+			// backlog every replyBatch requests or replyDelay, whichever
+			// comes first (a slow brick must not sit on replies until
+			// their stubs gave up): a burst of requests costs one write
+			// per stream, not one per reply.
+			if handled == 0 {
+				first = time.Now()
+			}
+			if handled++; len(b.inbox) == 0 || handled >= replyBatch || time.Since(first) >= replyDelay {
+				b.flushReplies()
+				handled = 0
+			}
 		case f := <-b.ctl:
 			f()
 		case now := <-flush:
@@ -349,9 +391,28 @@ func (b *Brick) handle(r request) {
 		return
 	}
 	b.gauges()
-	if answer {
-		r.s.send(wire.Append(make([]byte, 0, wire.HeaderLen+1+len(reply.Value)), &reply))
+	if answer && r.s.out.SendMsg(&reply) { // encoded straight into the outbox: a read's 8 KB is copied once
+		if !slices.Contains(b.unflushed, r.s) {
+			b.unflushed = append(b.unflushed, r.s)
+		}
 	}
+}
+
+// replyBatch and replyDelay bound the replies the processing goroutine
+// queues, and for how long, before it flushes them.
+const (
+	replyBatch = 64
+	replyDelay = 200 * time.Microsecond
+)
+
+// flushReplies writes the replies queued since the last flush; the writes
+// never block (wire.Outbox.Flush).
+func (b *Brick) flushReplies() {
+	for i, s := range b.unflushed {
+		s.out.Flush()
+		b.unflushed[i] = nil
+	}
+	b.unflushed = b.unflushed[:0]
 }
 
 func (b *Brick) beaconFrame() []byte {
@@ -434,66 +495,40 @@ func (b *Brick) do(ctx context.Context, f func()) error {
 // stream is one stub connection.
 type stream struct {
 	conn net.Conn
-	out  chan []byte
-	done chan struct{}
-	once sync.Once
+	// out queues replies and beacons; when it is full they are dropped
+	// (the stub times the request out), so a stub that stops reading
+	// cannot stall the processing goroutine (Ling, Kiciman and Fox 2004,
+	// §7.3: the outbox is a backpressure point).
+	out *wire.Outbox
 }
 
-// send queues a frame without blocking; a full queue drops it (the stub
-// times the request out), so a stub that stops reading cannot stall the
-// processing goroutine (Ling, Kiciman and Fox 2004, §7.3: the outbox is a backpressure point).
+// streamOutbox is the frames one stream queues; streamWriteTimeout breaks
+// a stream whose stub stopped reading.
+const (
+	streamOutbox       = 4096
+	streamWriteTimeout = 5 * time.Second
+)
+
+func newStream(conn net.Conn) *stream {
+	return &stream{conn: conn, out: wire.NewOutbox(conn, streamOutbox, streamWriteTimeout)}
+}
+
+// send queues a frame and flushes it, without blocking; a full outbox
+// drops it.
 func (s *stream) send(frame []byte) {
-	select {
-	case s.out <- frame:
-	case <-s.done:
-	default:
+	if s.out.Send(frame) {
+		s.out.Flush()
 	}
 }
 
-func (s *stream) close() {
-	s.once.Do(func() {
-		close(s.done)
-		_ = s.conn.Close()
-	})
-}
-
-// flushAndClose lets the writer send what is queued, then closes.
-func (s *stream) flushAndClose() {
-	s.send(nil) // nil frame: close after writing what precedes it
-}
-
-func (s *stream) writeLoop() {
-	defer s.close()
-	w := bufio.NewWriterSize(s.conn, 64<<10)
-	for {
-		select {
-		case f := <-s.out:
-			// The deadline covers this batch's writes too: a frame larger
-			// than the buffer is written through at once, and a deadline
-			// left from a batch long ago (a peer stream idle until its
-			// brick becomes primary) would fail it.
-			_ = s.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
-			for {
-				if f == nil {
-					_ = w.Flush()
-					return
-				}
-				if _, err := w.Write(f); err != nil {
-					return
-				}
-				if len(s.out) == 0 {
-					break
-				}
-				f = <-s.out
-			}
-			if err := w.Flush(); err != nil {
-				return
-			}
-		case <-s.done:
-			return
-		}
+// sendMsg is send of m, encoded straight into the outbox.
+func (s *stream) sendMsg(m *wire.Msg) {
+	if s.out.SendMsg(m) {
+		s.out.Flush()
 	}
 }
+
+func (s *stream) close() { s.out.Close() }
 
 // peekedConn replays the bytes sniff peeked.
 type peekedConn struct {

@@ -37,7 +37,7 @@ func (b *Brick) servePeer(addr string, nc net.Conn) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	s := &stream{conn: nc, out: make(chan []byte, 4096), done: make(chan struct{})}
+	s := newStream(nc)
 	b.mu.Lock()
 	select {
 	case <-b.done:
@@ -49,7 +49,7 @@ func (b *Brick) servePeer(addr string, nc net.Conn) {
 	b.links[s] = struct{}{}
 	b.mu.Unlock()
 	b.wg.Add(1)
-	go func() { defer b.wg.Done(); s.writeLoop() }()
+	go func() { defer b.wg.Done(); s.out.Run() }()
 	s.send([]byte(wire.Preface))
 	var id uint16 // the peer's id, from its first beacon
 	br := bufio.NewReaderSize(nc, 64<<10)
