@@ -26,6 +26,7 @@ type Core struct {
 	fifo   []uint64 // op ids in start order = deadline order (one Timeout for all)
 	nextID uint64
 	events []Event
+	spare  []byte // a frame's memory handed back by Recycle
 	// primary is the passive style's primary brick (0: none chosen yet).
 	// It is chosen when an operation needs one, not at the first beacon,
 	// so that bricks beaconing in a different order at start-up cannot
@@ -302,7 +303,7 @@ func (c *Core) sendWrite(now time.Time, targets []uint16, key wire.Key, value []
 	o := c.start(now, opWrite, slices.Clone(targets))
 	cs := wire.Checksum(value)
 	o.cookie = Cookie{Key: key, Expiry: time.UnixMilli(expiry.UnixMilli()), Checksum: cs}
-	frame := wire.Append(make([]byte, 0, wire.HeaderLen+64+len(value)), &wire.Msg{
+	frame := wire.Append(c.frameBuf(wire.HeaderLen+64+len(value)), &wire.Msg{
 		Type: wire.TWrite, ID: o.id, Key: key[:], Expiry: expiry.UnixMilli(), Checksum: cs,
 		Budget: c.budget(now, o), Sent: now.UnixMicro(), Value: value,
 	})
@@ -349,12 +350,35 @@ func (c *Core) Read(now time.Time, cookie Cookie) (uint64, []Send, error) {
 func (c *Core) sendRead(now time.Time, targets []uint16, cookie Cookie) (uint64, []Send, error) {
 	o := c.start(now, opRead, slices.Clone(targets))
 	o.cookie = cookie
-	frame := wire.Append(nil, &wire.Msg{
+	frame := wire.Append(c.frameBuf(wire.HeaderLen+64), &wire.Msg{
 		Type: wire.TRead, ID: o.id, Key: cookie.Key[:], Expiry: cookie.Expiry.UnixMilli(),
 		Checksum: cookie.Checksum, Budget: c.budget(now, o), Sent: now.UnixMicro(),
 	})
 	return o.id, sends(targets, frame), nil
 }
+
+// frameBuf is the memory for the next frame: what Recycle gave back, or a
+// new slice of capacity n.
+func (c *Core) frameBuf(n int) []byte {
+	b := c.spare
+	c.spare = nil
+	if cap(b) < n {
+		return make([]byte, 0, n)
+	}
+	return b[:0]
+}
+
+// Recycle gives back the frame of the last Write or Read once nothing
+// refers to it any more (every Send's copy was taken): the Core may build
+// its next frame in that memory. Not calling it is always safe.
+func (c *Core) Recycle(frame []byte) {
+	if cap(frame) <= maxRecycled {
+		c.spare = frame
+	}
+}
+
+// maxRecycled bounds the frame memory a Core keeps between operations.
+const maxRecycled = 1 << 20
 
 func sends(targets []uint16, frame []byte) []Send {
 	out := make([]Send, len(targets))

@@ -9,13 +9,17 @@
 // refused at once (ErrOverloaded), never queued.
 //
 // The protocol is Core, a deterministic state machine; Stub is the thin layer
-// around it: one goroutine owns the Core, one dial loop per brick address
-// keeps a TCP stream open (with a reader and a writer goroutine), and calls
-// reach the owner over a channel.
+// around it, the Core behind one mutex. A caller starts its operation itself
+// and queues the frames on the bricks' outboxes (wire.Outbox); one dial loop
+// per brick address keeps a TCP stream open, whose writer goroutine sends
+// each outbox's frames in bursts and whose reader goroutine hands each reply
+// to the Core and the finished operation straight to its caller. A ticker
+// goroutine times operations out and watches the beacons.
 package stub
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -28,42 +32,38 @@ import (
 
 // Stub is a running stub. Its methods are safe for concurrent use.
 type Stub struct {
-	cfg     Config
-	calls   chan call
-	inbound chan inbound
-	downs   chan *session
-	done    chan struct{}
-	once    sync.Once
-	wg      sync.WaitGroup
+	cfg  Config
+	done chan struct{}
+	once sync.Once
+	wg   sync.WaitGroup
+	// kick wakes the ticker early: an operation's deadline is earlier than
+	// the tick it is waiting for, or there are events to hand out.
+	kick chan struct{}
 
-	mu   sync.Mutex
-	live []uint16
-}
-
-type call struct {
-	write  bool
-	key    wire.Key
-	value  []byte
-	expiry time.Time
-	cookie Cookie
-	res    chan Result
-}
-
-type inbound struct {
-	s   *session
-	msg wire.Msg
+	// mu guards everything below. A caller starts its operation under it,
+	// and a stream's reader hands the operation its result under it: no
+	// goroutine sits between them.
+	mu           sync.Mutex
+	core         *Core
+	waiters      map[uint64]chan Result
+	brickSession map[uint16]*session
+	sessionBrick map[*session]uint16
+	live         []uint16
+	events       []Event   // for the ticker to hand to OnEvent
+	tickAt       time.Time // when the ticker is due next
+	closed       bool
 }
 
 // session is one TCP stream to one brick address.
 type session struct {
 	addr string
-	nc   net.Conn
-	out  chan []byte
-	done chan struct{}
-	once sync.Once
+	// out queues this stream's requests: the stub's backpressure point
+	// per brick (Config.OutboxLen frames; a full outbox fails the send).
+	out *wire.Outbox
 }
 
-func (s *session) close() { s.once.Do(func() { close(s.done); _ = s.nc.Close() }) }
+// results recycles the channels callers wait on.
+var results = sync.Pool{New: func() any { return make(chan Result, 1) }}
 
 // New validates cfg, starts dialling every brick address and returns at
 // once; bricks become usable as their first beacons arrive (WaitLive).
@@ -80,11 +80,13 @@ func New(cfg Config) (*Stub, error) {
 		}
 	}
 	s := &Stub{
-		cfg:     cfg,
-		calls:   make(chan call),
-		inbound: make(chan inbound, 1024),
-		downs:   make(chan *session, len(cfg.Bricks)),
-		done:    make(chan struct{}),
+		cfg:          cfg,
+		done:         make(chan struct{}),
+		kick:         make(chan struct{}, 1),
+		core:         NewCore(cfg),
+		waiters:      map[uint64]chan Result{},
+		brickSession: map[uint16]*session{},
+		sessionBrick: map[*session]uint16{},
 	}
 	s.wg.Add(1 + len(cfg.Bricks))
 	go func() { defer s.wg.Done(); s.loop() }()
@@ -126,7 +128,7 @@ func (s *Stub) Close() error {
 // ErrBadRequest, ErrUnavailable, ErrOverloaded, ErrTimeout, ErrClosed, or
 // ctx's error.
 func (s *Stub) Write(ctx context.Context, key wire.Key, value []byte, expiry time.Time) (Cookie, error) {
-	r := s.do(ctx, call{write: true, key: key, value: value, expiry: expiry})
+	r := s.do(ctx, func(now time.Time) (uint64, []Send, error) { return s.core.Write(now, key, value, expiry) })
 	return r.Cookie, r.Err
 }
 
@@ -135,24 +137,67 @@ func (s *Stub) Write(ctx context.Context, key wire.Key, value []byte, expiry tim
 // ErrOverloaded, ErrTimeout, ErrBadRequest, ErrClosed, or ctx's error.
 // (ErrCookieCorrupt comes from ParseCookie/DecodeCookie.)
 func (s *Stub) Read(ctx context.Context, c Cookie) ([]byte, error) {
-	r := s.do(ctx, call{cookie: c})
+	r := s.do(ctx, func(now time.Time) (uint64, []Send, error) { return s.core.Read(now, c) })
 	return r.Value, r.Err
 }
 
-func (s *Stub) do(ctx context.Context, c call) Result {
-	c.res = make(chan Result, 1)
-	select {
-	case s.calls <- c:
-	case <-s.done:
+// do starts an operation on the caller's goroutine — the Core decides and
+// the frames go into the bricks' outboxes — and waits for the stream reader
+// that settles it, or for the ticker that times it out.
+func (s *Stub) do(ctx context.Context, start func(now time.Time) (uint64, []Send, error)) Result {
+	if err := ctx.Err(); err != nil {
+		return Result{Err: err}
+	}
+	res := results.Get().(chan Result)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		results.Put(res)
 		return Result{Err: ErrClosed}
-	case <-ctx.Done():
-		return Result{Err: ctx.Err()}
+	}
+	now := time.Now()
+	id, out, err := start(now)
+	if err != nil {
+		s.afterLocked()
+		s.mu.Unlock()
+		results.Put(res)
+		return Result{Err: err}
+	}
+	s.waiters[id] = res
+	var queued [8]*session // W bricks at most; 8 covers every usual W on the stack
+	flush := queued[:0]
+	for _, snd := range out {
+		sess := s.brickSession[snd.Brick]
+		if sess == nil || !sess.out.Send(snd.Frame) {
+			s.deliverLocked(s.core.SendFailed(now, id, snd.Brick))
+			continue
+		}
+		flush = append(flush, sess)
+	}
+	if len(out) > 0 {
+		s.core.Recycle(out[0].Frame) // every outbox took its copy
+	}
+	if deadline, ok := s.core.NextDeadline(); ok && deadline.Before(s.tickAt) {
+		s.tickAt = deadline
+		s.wakeTicker()
+	}
+	s.afterLocked()
+	s.mu.Unlock()
+	// The caller writes its own frames (and any queued meanwhile) unless
+	// a write to that brick is under way; outside the lock, so that other
+	// callers and the readers never wait for a system call.
+	for _, sess := range flush {
+		sess.out.Flush()
 	}
 	select {
-	case r := <-c.res:
+	case r := <-res:
+		results.Put(res)
 		return r
 	case <-ctx.Done():
-		return Result{Err: ctx.Err()}
+		s.mu.Lock()
+		delete(s.waiters, id)
+		s.mu.Unlock()
+		return Result{Err: ctx.Err()} // res may still receive: not recycled
 	}
 }
 
@@ -179,132 +224,118 @@ func (s *Stub) WaitLive(ctx context.Context, n int) error {
 	return nil
 }
 
-// loop owns the Core.
+func (s *Stub) wakeTicker() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// deliverLocked hands finished operations to their callers. A read's
+// value is copied: it aliases the reader's buffer.
+func (s *Stub) deliverLocked(rs []Result) {
+	for _, r := range rs {
+		if w, ok := s.waiters[r.Op]; ok {
+			delete(s.waiters, r.Op)
+			if r.Value != nil {
+				r.Value = bytes.Clone(r.Value)
+			}
+			w <- r
+		}
+	}
+}
+
+// afterLocked takes the Core's membership events for the ticker to report.
+func (s *Stub) afterLocked() {
+	ev := s.core.Events()
+	if len(ev) == 0 {
+		return
+	}
+	s.live = s.core.Live()
+	s.events = append(s.events, ev...)
+	s.wakeTicker()
+}
+
+// receive handles one frame from sess's brick; it runs on sess's reader.
+func (s *Stub) receive(sess *session, m *wire.Msg) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if m.Type == wire.TBeacon {
+		if old := s.brickSession[m.Brick]; old != nil && old != sess {
+			delete(s.sessionBrick, old)
+		}
+		s.brickSession[m.Brick] = sess
+		s.sessionBrick[sess] = m.Brick
+		s.core.Beacon(now, m.Brick, m.Incarnation)
+	} else if id, ok := s.sessionBrick[sess]; ok {
+		s.deliverLocked(s.core.Receive(now, id, m))
+	}
+	s.afterLocked()
+}
+
+// down fails what was outstanding on a stream that broke.
+func (s *Stub) down(sess *session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id, ok := s.sessionBrick[sess]; ok {
+		delete(s.sessionBrick, sess)
+		if s.brickSession[id] == sess {
+			delete(s.brickSession, id)
+			s.deliverLocked(s.core.Down(time.Now(), id, "connection to "+sess.addr+" broke"))
+		}
+	}
+	s.afterLocked()
+}
+
+// loop is the ticker: it times operations out at their deadlines, checks
+// the bricks' beacons on a fixed cadence, and calls OnEvent (on this
+// goroutine alone, so events arrive in order). Deadlines are absolute and
+// the cadence fixed, so a steady stream of calls cannot postpone either.
 func (s *Stub) loop() {
-	core := NewCore(s.cfg)
-	waiters := map[uint64]chan Result{}
-	brickSession := map[uint16]*session{}
-	sessionBrick := map[*session]uint16{}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-
-	deliver := func(rs []Result) {
-		for _, r := range rs {
-			if w, ok := waiters[r.Op]; ok {
-				w <- r
-				delete(waiters, r.Op)
-			}
-		}
-	}
-	after := func() {
-		for _, ev := range core.Events() {
-			if s.cfg.OnEvent != nil {
-				s.cfg.OnEvent(ev.Kind, ev.Detail)
-			}
-			s.mu.Lock()
-			s.live = core.Live()
-			s.mu.Unlock()
-		}
-	}
-	receive := func(in inbound) {
-		now := time.Now()
-		if in.msg.Type == wire.TBeacon {
-			if old := brickSession[in.msg.Brick]; old != nil && old != in.s {
-				delete(sessionBrick, old)
-			}
-			brickSession[in.msg.Brick] = in.s
-			sessionBrick[in.s] = in.msg.Brick
-			core.Beacon(now, in.msg.Brick, in.msg.Incarnation)
-			return
-		}
-		if id, ok := sessionBrick[in.s]; ok {
-			deliver(core.Receive(now, id, &in.msg))
-		}
-	}
-	// Liveness is checked on a fixed cadence and deadlines are absolute, so
-	// a steady stream of calls cannot keep postponing either.
 	check := s.cfg.BeaconTimeout / 4
 	nextCheck := time.Now().Add(check)
 	for {
+		s.mu.Lock()
 		now := time.Now()
-		deadline, pending := core.NextDeadline()
+		deadline, pending := s.core.NextDeadline()
 		if !now.Before(nextCheck) || pending && !now.Before(deadline) {
-			// What the readers already took off the wire arrived before
-			// this check: a front end that was not scheduled for a while
-			// must not take every brick for dead because it has not yet
-			// looked at the beacons waiting for it (seen at load average
-			// 18: all three bricks down at once, then up a millisecond
-			// later — in the passive style, three promotions).
-		drain:
-			for range cap(s.inbound) {
-				select {
-				case in := <-s.inbound:
-					receive(in)
-				default:
-					break drain
-				}
-			}
-			now = time.Now()
-			deliver(core.Tick(now))
-			after()
+			s.deliverLocked(s.core.Tick(now))
+			s.afterLocked()
 			if !now.Before(nextCheck) {
 				nextCheck = now.Add(check)
 			}
-			deadline, pending = core.NextDeadline()
+			deadline, pending = s.core.NextDeadline()
 		}
 		next := nextCheck
 		if pending && deadline.Before(next) {
 			next = deadline
 		}
+		s.tickAt = next
+		events := s.events
+		s.events = nil
+		s.mu.Unlock()
+		if s.cfg.OnEvent != nil {
+			for _, ev := range events {
+				s.cfg.OnEvent(ev.Kind, ev.Detail)
+			}
+		}
 		timer.Reset(max(next.Sub(now), 0))
 		select {
-		case c := <-s.calls:
-			now = time.Now()
-			var id uint64
-			var out []Send
-			var err error
-			if c.write {
-				id, out, err = core.Write(now, c.key, c.value, c.expiry)
-			} else {
-				id, out, err = core.Read(now, c.cookie)
-			}
-			if err != nil {
-				c.res <- Result{Err: err}
-				break
-			}
-			waiters[id] = c.res
-			for _, snd := range out {
-				sess := brickSession[snd.Brick]
-				sent := false
-				if sess != nil {
-					select {
-					case sess.out <- snd.Frame:
-						sent = true
-					default:
-					}
-				}
-				if !sent {
-					deliver(core.SendFailed(now, id, snd.Brick))
-				}
-			}
-		case in := <-s.inbound:
-			receive(in)
-		case sess := <-s.downs:
-			if id, ok := sessionBrick[sess]; ok {
-				delete(sessionBrick, sess)
-				if brickSession[id] == sess {
-					delete(brickSession, id)
-					deliver(core.Down(time.Now(), id, "connection to "+sess.addr+" broke"))
-				}
-			}
-		case <-timer.C: // the top of the loop ticks
+		case <-timer.C:
+		case <-s.kick:
 		case <-s.done:
-			for _, w := range waiters {
+			s.mu.Lock()
+			s.closed = true
+			for id, w := range s.waiters {
+				delete(s.waiters, id)
 				w <- Result{Err: ErrClosed}
 			}
+			s.mu.Unlock()
 			return
 		}
-		after()
 	}
 }
 
@@ -326,79 +357,46 @@ func (s *Stub) dialLoop(addr string) {
 	}
 }
 
+// serve runs one stream: a writer goroutine drains its outbox, and this
+// goroutine reads the brick's frames and settles operations with them.
 func (s *Stub) serve(addr string, nc net.Conn) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	sess := &session{addr: addr, nc: nc, out: make(chan []byte, s.cfg.OutboxLen), done: make(chan struct{})}
+	// A brick that stops reading must not hold the stream forever: past
+	// the write deadline the stream breaks and the brick counts as down.
+	sess := &session{addr: addr, out: wire.NewOutbox(nc, s.cfg.OutboxLen, s.cfg.Timeout+time.Second)}
+	sess.out.Send([]byte(wire.Preface))
+	sess.out.Flush()
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); s.writeLoop(sess) }()
+	wg.Add(2)
+	go func() { defer wg.Done(); sess.out.Run() }()
 	go func() { // close the stream when the stub closes
+		defer wg.Done()
 		select {
 		case <-s.done:
-		case <-sess.done:
+		case <-sess.out.Done():
 		}
-		sess.close()
+		sess.out.Close()
 	}()
 	br := bufio.NewReaderSize(nc, 64<<10)
+	var buf []byte // the frame being handled; reused, since receive copies what it keeps
 	for {
-		frame, err := wire.ReadFrame(br, 2*s.cfg.MaxValue+1024)
+		frame, err := wire.ReadFrameInto(br, 2*s.cfg.MaxValue+1024, buf)
 		if errors.Is(err, wire.ErrMalformed) {
 			continue // a short frame was read past; like an undecodable reply, it never came
 		}
 		if err != nil {
 			break
 		}
+		buf = frame
 		m, err := wire.Decode(frame)
 		if err != nil {
 			continue // a reply we cannot read is a reply that never came: the op times out
 		}
-		select {
-		case s.inbound <- inbound{s: sess, msg: m}:
-		case <-s.done:
-		}
+		s.receive(sess, &m)
 	}
-	sess.close()
+	sess.out.Close()
 	wg.Wait()
-	select {
-	case s.downs <- sess:
-	case <-s.done:
-	}
-}
-
-func (s *Stub) writeLoop(sess *session) {
-	defer sess.close()
-	w := bufio.NewWriterSize(sess.nc, 64<<10)
-	if _, err := w.WriteString(wire.Preface); err != nil {
-		return
-	}
-	if err := w.Flush(); err != nil {
-		return
-	}
-	for {
-		select {
-		case f := <-sess.out:
-			// A brick that stops reading must not hold the stream forever:
-			// past the deadline the stream breaks and the brick counts as
-			// down. It is set before the batch, whose frames larger than
-			// the buffer are written through at once: a deadline left
-			// from a batch long ago would fail them.
-			_ = sess.nc.SetWriteDeadline(time.Now().Add(s.cfg.Timeout + time.Second))
-			for {
-				if _, err := w.Write(f); err != nil {
-					return
-				}
-				if len(sess.out) == 0 {
-					break
-				}
-				f = <-sess.out
-			}
-			if err := w.Flush(); err != nil {
-				return
-			}
-		case <-sess.done:
-			return
-		}
-	}
+	s.down(sess)
 }
