@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,7 +46,9 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients (redis-benchmark -c)")
 	n := flag.Int("n", 50000, "requests per operation (redis-benchmark -n)")
 	size := flag.Int("size", 8192, "value bytes (redis-benchmark -d)")
-	redisPort := flag.Int("redis-port", 16399, "port for the private redis-server on 127.0.0.1")
+	redisPort := flag.Int("redis-port", 16399, "first of four ports on 127.0.0.1 for the private redis-servers: the single one, then the primary and its two replicas")
+	reps := flag.Int("reps", 1, "repetitions of the whole comparison; more than one prints the medians too")
+	cpuProfile := flag.String("cpuprofile", "", "write this process's CPU profile (the stub and the Go clients) to this file")
 	timeout := flag.Duration("timeout", 60*time.Millisecond, "stub timeout")
 	overload := flag.Bool("overload", false, "instead: sweep offered load past saturation, with and without protection")
 	appMode := flag.Bool("app", false, "instead: the session front end over its ssm, memory and file backends (Ling, Kiciman and Fox 2004, §6)")
@@ -73,7 +76,20 @@ func main() {
 		}
 		return
 	}
-	if err := run(*clients, *n, *size, *redisPort, *timeout); err != nil {
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench/ssm:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "bench/ssm:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if err := run(*clients, *n, *size, *redisPort, *reps, *timeout); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench/ssm:", err)
 		os.Exit(1)
 	}
@@ -98,7 +114,8 @@ func runBrick(id, addr string) {
 var rates []int
 
 type result struct {
-	name      string
+	peer      string // the system measured
+	name      string // SET or GET
 	opsPerSec float64
 	p99       time.Duration
 	failed    int
@@ -160,122 +177,202 @@ func startBricks() (addrs []string, stop func(), err error) {
 	return addrs, stop, nil
 }
 
-func run(clients, n, size, redisPort int, timeout time.Duration) error {
+func run(clients, n, size, redisPort, reps int, timeout time.Duration) error {
 	addrs, stop, err := startBricks()
 	if err != nil {
 		return err
 	}
 	defer stop()
+	redis, err := startRedises(redisPort)
+	if err != nil {
+		return err
+	}
+	defer redis.stop()
+	fmt.Printf("%d clients, %d requests each, %d-byte values; SSM: 3 bricks, W=3 WQ=2 R=2, timeout %v; %d repetitions\n", clients, n, size, timeout, reps)
+	var runs [][]result // per repetition: ssm SET, GET, then each peer's SET, GET
+	for rep := 1; rep <= reps; rep++ {
+		fmt.Printf("\nrepetition %d, load average %s\n", rep, loadAverage())
+		ssmSet, ssmGet, err := runSSM(addrs, clients, n, size, timeout)
+		if err != nil {
+			return err
+		}
+		rs := []result{ssmSet, ssmGet}
+		bset, bget, err := benchRedis(clients, n, size, redis.single)
+		if err != nil {
+			return err
+		}
+		rs = append(rs, bset, bget)
+		gset, gget, err := benchGoRedis(redis.single, clients, n, size, 0)
+		if err != nil {
+			return err
+		}
+		rs = append(rs, gset, gget)
+		wset, wget, err := benchGoRedis(redis.primary, clients, n, size, timeout)
+		if err != nil {
+			return err
+		}
+		rs = append(rs, wset, wget)
+		printRun(rs)
+		runs = append(runs, rs)
+	}
+	if reps > 1 {
+		fmt.Printf("\nmedian of %d repetitions (each figure its own median; ratios of the medians), load average %s\n", reps, loadAverage())
+		med := make([]result, len(runs[0]))
+		for i := range med {
+			var ops []float64
+			var p99s []time.Duration
+			failed := 0
+			for _, rs := range runs {
+				ops = append(ops, rs[i].opsPerSec)
+				p99s = append(p99s, rs[i].p99)
+				failed += rs[i].failed
+			}
+			slices.Sort(ops)
+			slices.Sort(p99s)
+			med[i] = result{name: runs[0][i].name, peer: runs[0][i].peer, opsPerSec: ops[len(ops)/2], p99: p99s[len(p99s)/2], failed: failed}
+		}
+		printRun(med)
+	}
+	return nil
+}
+
+// peers names the systems of a run's results after SSM's, in order.
+var peers = []string{
+	"Redis, redis-benchmark",
+	"Redis, go-redis",
+	"Redis + 2 replicas, go-redis, SET then WAIT 1",
+}
+
+// printRun prints one run's figures and SSM's ratios to each peer.
+func printRun(rs []result) {
+	fmt.Println("\n| system | operation | ok ops/s | p99 | failed |")
+	fmt.Println("|---|---|---|---|---|")
+	for _, r := range rs {
+		fmt.Printf("| %s | %s | %.0f | %.2f ms | %d |\n", r.peer, r.name, r.opsPerSec, ms(r.p99), r.failed)
+	}
+	fmt.Println("\n| operation | SSM beside | SSM/peer ops/s | SSM/peer p99 |")
+	fmt.Println("|---|---|---|---|")
+	for op := range 2 {
+		for p := range peers {
+			a, b := rs[op], rs[2+2*p+op]
+			fmt.Printf("| %s | %s | %.2f | %.2f |\n", a.name, b.peer, a.opsPerSec/b.opsPerSec, ms(a.p99)/ms(b.p99))
+		}
+	}
+	for _, r := range rs {
+		if r.failed > 0 {
+			fmt.Printf("\n%s %s failures: %v\n", r.peer, r.name, r.errs)
+		}
+	}
+}
+
+// loadAverage is /proc/loadavg's first three fields, or "unknown".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
+}
+
+// runSSM measures SSM with a fresh stub on the running bricks.
+func runSSM(addrs []string, clients, n, size int, timeout time.Duration) (set, get result, err error) {
 	cfg := stub.DefaultConfig()
 	cfg.Bricks = addrs
 	cfg.Timeout = timeout
 	s, err := stub.New(cfg)
 	if err != nil {
-		return err
+		return set, get, err
 	}
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := s.WaitLive(ctx, 3); err != nil {
-		return err
+		return set, get, err
 	}
-	ssmSet, ssmGet := benchSSM(s, clients, n, size)
-	redisSet, redisGet, err := benchRedis(clients, n, size, redisPort)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("%d clients, %d requests each, %d-byte values; SSM: 3 bricks, W=3 WQ=2 R=2, timeout %v\n\n", clients, n, size, timeout)
-	fmt.Println("| operation | SSM ok ops/s | SSM p99 | SSM failed | Redis ops/s | Redis p99 | SSM/Redis ops/s | SSM/Redis p99 |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
-	for _, pair := range [][2]result{{ssmSet, redisSet}, {ssmGet, redisGet}} {
-		a, b := pair[0], pair[1]
-		fmt.Printf("| %s | %.0f | %.2f ms | %d | %.0f | %.2f ms | %.2f | %.2f |\n", a.name, a.opsPerSec, ms(a.p99), a.failed,
-			b.opsPerSec, ms(b.p99), a.opsPerSec/b.opsPerSec, ms(a.p99)/ms(b.p99))
-	}
-	for _, r := range []result{ssmSet, ssmGet} {
-		if r.failed > 0 {
-			fmt.Printf("\nSSM %s failures: %v\n", r.name, r.errs)
-		}
-	}
-	return nil
+	set, get = benchSSM(s, clients, n, size)
+	return set, get, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// benchSSM runs n writes, then n reads of the cookies written, from
-// clients goroutines. Operations per second and p99 count successful
-// operations only; failures (fast rejections under overload) are reported
-// apart.
+// measure runs n operations from clients goroutines, client c doing
+// operations c, c+clients, … Operations per second and p99 count
+// successful operations only; failures (fast rejections under overload,
+// timeouts) are reported apart, by the text before their first colon.
+func measure(peer, name string, clients, n int, op func(client int) error) result {
+	lat := make([][]time.Duration, clients)
+	fails := make([]int, clients)
+	var mu sync.Mutex
+	errs := map[string]int{}
+	var wg sync.WaitGroup
+	start := time.Now()
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := c; i < n; i += clients {
+				t := time.Now()
+				if err := op(c); err != nil {
+					fails[c]++
+					mu.Lock()
+					errs[errKind(err)]++
+					mu.Unlock()
+					continue
+				}
+				lat[c] = append(lat[c], time.Since(t))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	r := result{peer: peer, name: name, opsPerSec: float64(len(all)) / elapsed.Seconds(), errs: errs}
+	if len(all) > 0 {
+		r.p99 = all[len(all)*99/100]
+	}
+	for _, f := range fails {
+		r.failed += f
+	}
+	return r
+}
+
+// errKind is what an error is counted as: SSM's errors read
+// "ssm stub: kind: detail", others are taken up to their first colon.
+func errKind(err error) string {
+	parts := strings.SplitN(err.Error(), ":", 3)
+	if len(parts) >= 2 && strings.HasPrefix(parts[0], "ssm") {
+		return strings.TrimSpace(parts[1])
+	}
+	return strings.TrimSpace(parts[0])
+}
+
+// benchSSM runs n writes, then n reads of the cookies written.
 func benchSSM(s *stub.Stub, clients, n, size int) (set, get result) {
 	value := make([]byte, size)
 	for i := range value {
 		value[i] = byte('a' + i%26)
 	}
 	cookies := make([]stub.Cookie, clients)
-	phase := func(name string, op func(client int) error) result {
-		lat := make([][]time.Duration, clients)
-		fails := make([]int, clients)
-		var mu sync.Mutex
-		errs := map[string]int{}
-		var wg sync.WaitGroup
-		start := time.Now()
-		for c := range clients {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := c; i < n; i += clients {
-					t := time.Now()
-					if err := op(c); err != nil {
-						fails[c]++
-						mu.Lock()
-						errs[strings.TrimSpace(strings.SplitN(err.Error(), ":", 3)[1])]++
-						mu.Unlock()
-						continue
-					}
-					lat[c] = append(lat[c], time.Since(t))
-				}
-			}()
-		}
-		wg.Wait()
-		elapsed := time.Since(start)
-		all := slices.Concat(lat...)
-		slices.Sort(all)
-		r := result{name: name, opsPerSec: float64(len(all)) / elapsed.Seconds(), p99: all[len(all)*99/100], errs: errs}
-		for _, f := range fails {
-			r.failed += f
-		}
-		return r
-	}
-	set = phase("SET", func(c int) error {
+	const peer = "SSM, 3 bricks, W=3 WQ=2 R=2"
+	set = measure(peer, "SET", clients, n, func(c int) error {
 		ck, err := s.Write(context.Background(), wire.Key{byte(c), byte(c >> 8)}, value, time.Now().Add(time.Hour))
 		if err == nil {
 			cookies[c] = ck
 		}
 		return err
 	})
-	get = phase("GET", func(c int) error {
+	get = measure(peer, "GET", clients, n, func(c int) error {
 		_, err := s.Read(context.Background(), cookies[c])
 		return err
 	})
 	return set, get
 }
 
-// benchRedis starts a private redis-server and runs redis-benchmark.
-func benchRedis(clients, n, size, port int) (set, get result, err error) {
-	p := strconv.Itoa(port)
-	srv := exec.Command("redis-server", "--port", p, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "yes")
-	if err := srv.Start(); err != nil {
-		return set, get, fmt.Errorf("redis-server: %w (apt-get install redis-server)", err)
-	}
-	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
-	for range 200 {
-		if c, err := net.Dial("tcp", "127.0.0.1:"+p); err == nil {
-			c.Close()
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	out, err := exec.Command("redis-benchmark", "-h", "127.0.0.1", "-p", p, "-d", strconv.Itoa(size),
+// benchRedis runs redis-benchmark against the Redis at addr.
+func benchRedis(clients, n, size int, addr string) (set, get result, err error) {
+	host, port, _ := net.SplitHostPort(addr)
+	out, err := exec.Command("redis-benchmark", "-h", host, "-p", port, "-d", strconv.Itoa(size),
 		"-t", "set,get", "-n", strconv.Itoa(n), "-c", strconv.Itoa(clients), "--csv").Output()
 	if err != nil {
 		return set, get, fmt.Errorf("redis-benchmark: %w", err)
@@ -290,7 +387,7 @@ func benchRedis(clients, n, size, port int) (set, get result, err error) {
 		}
 		rps, _ := strconv.ParseFloat(row[1], 64)
 		p99, _ := strconv.ParseFloat(row[6], 64)
-		r := result{name: row[0], opsPerSec: rps, p99: time.Duration(p99 * float64(time.Millisecond))}
+		r := result{peer: peers[0], name: row[0], opsPerSec: rps, p99: time.Duration(p99 * float64(time.Millisecond))}
 		switch row[0] {
 		case "SET":
 			set = r
