@@ -3,7 +3,7 @@
 // same concurrency and request count as redis-benchmark -d 8192 -t set,get,
 // and prints operations per second and p99 latency side by side, as ratios.
 //
-//	go run ./bench/ssm [-clients 16] [-n 50000] [-redis-port 16399] [-timeout 60ms]
+//	go run ./bench/ssm [-clients 16] [-n 50000] [-redis-port 16399] [-timeout 60ms] [-reps 3]
 //	go run ./bench/ssm -overload [-rates 200,400,...]   goodput past saturation, protection on/off
 //	go run ./bench/ssm -app [-clients 16] [-n 20000]    the session front end over ssm, memory, file
 //
@@ -188,7 +188,7 @@ func run(clients, n, size, redisPort, reps int, timeout time.Duration) error {
 		return err
 	}
 	defer redis.stop()
-	fmt.Printf("%d clients, %d requests each, %d-byte values; SSM: 3 bricks, W=3 WQ=2 R=2, timeout %v; %d repetitions\n", clients, n, size, timeout, reps)
+	fmt.Printf("%d clients, %d requests each, %d-byte values; SSM: 3 bricks, W=3 WQ=2 R=2, timeout %v; repetitions: %d\n", clients, n, size, timeout, reps)
 	var runs [][]result // per repetition: ssm SET, GET, then each peer's SET, GET
 	for rep := 1; rep <= reps; rep++ {
 		fmt.Printf("\nrepetition %d, load average %s\n", rep, loadAverage())
@@ -259,7 +259,7 @@ func printRun(rs []result) {
 		}
 	}
 	for _, r := range rs {
-		if r.failed > 0 {
+		if len(r.errs) > 0 { // a median carries only the summed count
 			fmt.Printf("\n%s %s failures: %v\n", r.peer, r.name, r.errs)
 		}
 	}
