@@ -1,7 +1,9 @@
 // Command ssm compares SSM's stub+brick store with Redis on this machine:
 // 8 KB SET/GET (stub Write/Read with W=3, WQ=2, R=2 across 3 bricks) at the
 // same concurrency and request count as redis-benchmark -d 8192 -t set,get,
-// and prints operations per second and p99 latency side by side, as ratios.
+// beside Redis three ways — redis-benchmark, go-redis on one server, and
+// go-redis on a primary with two replicas whose SETs wait with WAIT 1 (SSM's
+// WQ=2) — and prints operations per second and p99 latency, as ratios.
 //
 //	go run ./bench/ssm [-clients 16] [-n 50000] [-redis-port 16399] [-timeout 60ms] [-reps 3]
 //	go run ./bench/ssm -overload [-rates 200,400,...]   goodput past saturation, protection on/off
