@@ -37,6 +37,12 @@ const (
 	// out of service when Count of them fall within Period — the policy the
 	// paper asks for and none of the three systems had.
 	Threshold
+	// StrictWrites handles each error like Tolerant, with two differences
+	// that make it Windows 2000's column of Table 1 (§4.1): a write the disk
+	// could not complete (a medium error on a write) takes the disk out at
+	// once, without a retry, and an illegal command is retried like any
+	// other failed command instead of failing the disk.
+	StrictWrites
 )
 
 // TransientPolicy is the transient-error policy knob.
@@ -54,11 +60,13 @@ func (p TransientPolicy) String() string {
 		return "tolerant"
 	case Threshold:
 		return fmt.Sprintf("threshold(%d, %s)", p.Count, p.Period)
+	case StrictWrites:
+		return "strict-writes"
 	}
 	return "invalid"
 }
 
-// ParseTransientPolicy parses "paranoid", "tolerant" or "threshold(N, PERIOD)"
+// ParseTransientPolicy parses "paranoid", "tolerant", "strict-writes" or "threshold(N, PERIOD)"
 // with PERIOD a Go duration, e.g. "threshold(3, 10m)".
 func ParseTransientPolicy(s string) (TransientPolicy, error) {
 	s = strings.TrimSpace(s)
@@ -67,13 +75,15 @@ func ParseTransientPolicy(s string) (TransientPolicy, error) {
 		return TransientPolicy{Kind: Paranoid}, nil
 	case "tolerant":
 		return TransientPolicy{Kind: Tolerant}, nil
+	case "strict-writes":
+		return TransientPolicy{Kind: StrictWrites}, nil
 	}
 	args, ok := strings.CutPrefix(s, "threshold(")
 	if ok {
 		args, ok = strings.CutSuffix(args, ")")
 	}
 	if !ok {
-		return TransientPolicy{}, fmt.Errorf("transient_policy %q: want paranoid, tolerant or threshold(N, PERIOD)", s)
+		return TransientPolicy{}, fmt.Errorf("transient_policy %q: want paranoid, tolerant, strict-writes or threshold(N, PERIOD)", s)
 	}
 	n, period, ok := strings.Cut(args, ",")
 	if !ok {
@@ -217,6 +227,9 @@ type Config struct {
 	DiskSize  int64 // bytes per disk; only whole chunks are used
 	Policy    TransientPolicy
 	Recon     Reconstruction
+	// DoubleFailure is what a second lost member does; the zero value,
+	// Recoverable, refuses I/O until forced.
+	DoubleFailure DoubleFailure
 	// Now is the clock of the threshold policy and of events; nil means time.Now.
 	Now func() time.Time
 	// OnEvent receives every state change. It is called with the array's
@@ -257,13 +270,16 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("disk_size: %d bytes is less than one chunk (%d)", c.DiskSize, c.ChunkSize))
 	}
 	switch c.Policy.Kind {
-	case Paranoid, Tolerant:
+	case Paranoid, Tolerant, StrictWrites:
 	case Threshold:
 		if c.Policy.Count < 1 || c.Policy.Period <= 0 {
 			errs = append(errs, fmt.Errorf("transient_policy: threshold needs a positive count and period"))
 		}
 	default:
 		errs = append(errs, fmt.Errorf("transient_policy: not set"))
+	}
+	if _, ok := doubleFailureNames[c.DoubleFailure]; !ok {
+		errs = append(errs, fmt.Errorf("double_failure: %d is not a behaviour", c.DoubleFailure))
 	}
 	switch c.Recon.Priority {
 	case High:

@@ -50,6 +50,20 @@ func (a *Array) diskError(b *bay, r int, err error, retried bool) verdict {
 			return fail(class + " on retry")
 		}
 		return verdict{retry: true}
+	case StrictWrites:
+		var de *disk.Error
+		switch {
+		case errors.Is(err, disk.ErrRecovered), errors.Is(err, errCorrupt):
+			return verdict{}
+		case errors.Is(err, disk.ErrMedium) && errors.As(err, &de) && de.Op == "write":
+			// Windows 2000 took the disk out on a transient
+			// uncorrectable write, where it kept it on every other
+			// transient (Brown and Patterson 2000, §4.1).
+			return fail("write failed (medium error)")
+		case retried:
+			return fail(class + " on retry")
+		}
+		return verdict{retry: true}
 	case Threshold:
 		keep := b.recent[:0]
 		for _, t := range b.recent {

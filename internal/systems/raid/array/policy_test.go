@@ -14,22 +14,22 @@ import (
 // policyOutcome is whether each policy takes the faulty disk out of service
 // (true) or keeps it (false), for a fault in a mode, under a read/write load.
 // This table is the one docs/raid.md describes.
-var policyOutcome = map[disk.Kind]map[disk.Mode][3]bool{ // paranoid, tolerant, threshold(3, 1m)
-	disk.ReadCorrectable:    {disk.Transient: {true, false, false}, disk.Sticky: {true, false, true}},
-	disk.ReadUncorrectable:  {disk.Transient: {true, false, false}, disk.Sticky: {true, true, true}},
-	disk.WriteCorrectable:   {disk.Transient: {true, false, false}, disk.Sticky: {true, false, true}},
-	disk.WriteUncorrectable: {disk.Transient: {true, false, false}, disk.Sticky: {true, true, true}},
-	disk.HardwareError:      {disk.Transient: {true, false, false}, disk.Sticky: {true, true, true}},
-	disk.IllegalCommand:     {disk.Transient: {true, true, false}, disk.Sticky: {true, true, true}},
-	disk.HangRead:           {disk.Transient: {true, false, false}, disk.Sticky: {true, true, true}},
-	disk.HangWrite:          {disk.Transient: {true, false, false}, disk.Sticky: {true, true, true}},
-	disk.HangIdle:           {disk.Transient: {true, false, false}, disk.Sticky: {true, true, true}},
-	disk.PowerFail:          {disk.Transient: {true, true, true}, disk.Sticky: {true, true, true}},
-	disk.Remove:             {disk.Transient: {true, true, true}, disk.Sticky: {true, true, true}},
+var policyOutcome = map[disk.Kind]map[disk.Mode][4]bool{ // paranoid, tolerant, threshold(3, 1m), strict-writes
+	disk.ReadCorrectable:    {disk.Transient: {true, false, false, false}, disk.Sticky: {true, false, true, false}},
+	disk.ReadUncorrectable:  {disk.Transient: {true, false, false, false}, disk.Sticky: {true, true, true, true}},
+	disk.WriteCorrectable:   {disk.Transient: {true, false, false, false}, disk.Sticky: {true, false, true, false}},
+	disk.WriteUncorrectable: {disk.Transient: {true, false, false, true}, disk.Sticky: {true, true, true, true}},
+	disk.HardwareError:      {disk.Transient: {true, false, false, false}, disk.Sticky: {true, true, true, true}},
+	disk.IllegalCommand:     {disk.Transient: {true, true, false, false}, disk.Sticky: {true, true, true, true}},
+	disk.HangRead:           {disk.Transient: {true, false, false, false}, disk.Sticky: {true, true, true, true}},
+	disk.HangWrite:          {disk.Transient: {true, false, false, false}, disk.Sticky: {true, true, true, true}},
+	disk.HangIdle:           {disk.Transient: {true, false, false, false}, disk.Sticky: {true, true, true, true}},
+	disk.PowerFail:          {disk.Transient: {true, true, true, true}, disk.Sticky: {true, true, true, true}},
+	disk.Remove:             {disk.Transient: {true, true, true, true}, disk.Sticky: {true, true, true, true}},
 }
 
 var policies = []TransientPolicy{
-	{Kind: Paranoid}, {Kind: Tolerant}, {Kind: Threshold, Count: 3, Period: time.Minute},
+	{Kind: Paranoid}, {Kind: Tolerant}, {Kind: Threshold, Count: 3, Period: time.Minute}, {Kind: StrictWrites},
 }
 
 // TestEveryFaultEveryPolicy injects each fault of Table 1 in each mode under
