@@ -17,6 +17,7 @@ import (
 // Settings are the raid node's knobs, read from node.Config.Options.
 type Settings struct {
 	Array        array.Config
+	PolicySet    string        // policy_set: the set applied before the other knobs, or ""
 	DiskSizeSet  bool          // disk_size given; else sized to fit the page set and log
 	IOOverhead   time.Duration // io_overhead: added to every disk command
 	IOTimeout    time.Duration // io_timeout: command timeout; 0 = a hung disk hangs the I/O for ever
@@ -38,7 +39,9 @@ var optionKeys = map[string]string{
 	"disk_size":               "bytes per disk, e.g. 256MiB (default: enough for the page set and log)",
 	"io_overhead":             "added to every disk command, e.g. 510us (default 0)",
 	"io_timeout":              "disk command timeout (default 2s; 0 waits for ever)",
-	"transient_policy":        "paranoid | tolerant | threshold(N, PERIOD) (default threshold(3, 10m))",
+	"policy_set":              "linux | solaris | windows2000: the knobs of the system it emulates; transient_policy, reconstruction, reconstruction_auto and double_failure given beside it override it",
+	"transient_policy":        "paranoid | tolerant | strict-writes | threshold(N, PERIOD) (default threshold(3, 10m))",
+	"double_failure":          "recoverable | unrecoverable | keep-serving: a second lost member (default recoverable)",
 	"reconstruction":          "low | high | adaptive | RATE like 20MB/s (default adaptive)",
 	"reconstruction_auto":     "true | false: rebuild onto a spare at once (default true)",
 	"reconstruction_low_rate": "low priority rate and adaptive floor (default 2MB/s)",
@@ -64,6 +67,16 @@ func ParseSettings(cfg node.Config) (Settings, error) {
 	}
 	var errs []error
 	bad := func(key string, err error) { errs = append(errs, fmt.Errorf("option %s: %w", key, err)) }
+	// The set first, whatever the keys' order, so that the knobs given
+	// beside it override its.
+	if v, ok := cfg.Options["policy_set"]; ok {
+		set, err := array.LookupPolicySet(v)
+		if err != nil {
+			bad("policy_set", err)
+		}
+		set.Apply(&s.Array)
+		s.PolicySet = set.Name
+	}
 	for _, k := range slices.Sorted(maps.Keys(cfg.Options)) {
 		v := strings.TrimSpace(cfg.Options[k])
 		var err error
@@ -83,8 +96,14 @@ func ParseSettings(cfg node.Config) (Settings, error) {
 			s.IOOverhead, err = parseDuration(v)
 		case "io_timeout":
 			s.IOTimeout, err = parseDuration(v)
+		case "policy_set": // applied above
 		case "transient_policy":
 			s.Array.Policy, err = array.ParseTransientPolicy(v)
+			if _, setErr := array.LookupPolicySet(v); err != nil && setErr == nil {
+				err = fmt.Errorf("%w (%s is a policy set: give policy_set=%s)", err, v, v)
+			}
+		case "double_failure":
+			s.Array.DoubleFailure, err = array.ParseDoubleFailure(v)
 		case "reconstruction":
 			err = s.Array.Recon.ParsePriority(v)
 		case "reconstruction_auto":

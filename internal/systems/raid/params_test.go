@@ -31,3 +31,28 @@ func TestMaintenanceParams(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicySetOptions: policy_set sets the four knobs of the system it
+// emulates, and a knob given beside it wins whatever the keys' order.
+func TestPolicySetOptions(t *testing.T) {
+	for _, tc := range []struct {
+		opts map[string]string
+		want string // transient policy; reconstruction; double failure
+	}{
+		{map[string]string{"policy_set": "linux"}, "paranoid; auto, low; unrecoverable"},
+		{map[string]string{"policy_set": "solaris"}, "tolerant; auto, high; keep-serving"},
+		{map[string]string{"policy_set": "windows2000"}, "strict-writes; manual, adaptive; recoverable"},
+		{map[string]string{"policy_set": "windows2000", "reconstruction_auto": "true", "double_failure": "keep-serving"}, "strict-writes; auto, adaptive; keep-serving"},
+		{map[string]string{"policy_set": "linux", "transient_policy": "tolerant", "reconstruction": "high"}, "tolerant; auto, high; unrecoverable"},
+		{map[string]string{}, "threshold(3, 10m0s); auto, adaptive; recoverable"},
+	} {
+		s, err := ParseSettings(testNodeConfig(t, tc.opts))
+		if err != nil {
+			t.Fatalf("%v: %v", tc.opts, err)
+		}
+		got := s.Array.Policy.String() + "; " + s.Array.Recon.String() + "; " + s.Array.DoubleFailure.String()
+		if got != tc.want {
+			t.Errorf("%v: %s, want %s", tc.opts, got, tc.want)
+		}
+	}
+}

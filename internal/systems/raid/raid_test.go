@@ -258,12 +258,14 @@ func TestBadOptions(t *testing.T) {
 	for opt, want := range map[string]string{
 		"disks=2":                   "RAID-5 needs 3",
 		"chunk=1000":                "multiple of 4096",
-		"transient_policy=linux":    "transient_policy",
+		"transient_policy=linux":    "give policy_set=linux",
 		"reconstruction=fast":       "reconstruction",
 		"disk_size=8KiB":            "cannot hold",
 		"colour=blue":               "unknown option",
 		"io_timeout=soon":           "bad duration",
 		"reconstruction_auto=maybe": "reconstruction_auto",
+		"policy_set=hpux":           "want one of linux, solaris, windows2000",
+		"double_failure=sometimes":  "double_failure",
 	} {
 		k, v, _ := strings.Cut(opt, "=")
 		cfg := testNodeConfig(t, map[string]string{k: v})
@@ -430,5 +432,45 @@ func TestFrontEndRandomFaultSequences(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestKeepServingReachesTheClients: with the solaris policy set, a live
+// disk pulled during a rebuild leaves the volume serving, and the garbage
+// of the half-rebuilt spare reaches the clients as 200s with wrong bytes —
+// what the workload's verification records as data_error — instead of
+// being stopped by the store's own checksum. The other sets answer 503.
+func TestKeepServingReachesTheClients(t *testing.T) {
+	for set, wantWrong := range map[string]bool{"solaris": true, "linux": false, "windows2000": false} {
+		t.Run(set, func(t *testing.T) {
+			n, ts, _ := startNode(t, map[string]string{"policy_set": set})
+			if _, err := n.Array.Inject(2, disk.Remove, disk.Sticky); err != nil {
+				t.Fatal(err)
+			}
+			if set == "windows2000" {
+				if err := n.Array.StartReconstruction(0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			n.Array.Step(int64(n.Settings.Array.ChunkSize) * 4)
+			if _, err := n.Array.Inject(3, disk.Remove, disk.Sticky); err != nil {
+				t.Fatal(err)
+			}
+			wrong, refused := 0, 0
+			for i := 0; i < n.Settings.Pages; i++ {
+				code, body := get(t, ts.URL+pageset.Path(i))
+				switch {
+				case code == http.StatusOK && !pageset.Verify(pageset.Path(i), body):
+					wrong++
+				case code == http.StatusServiceUnavailable:
+					refused++
+				case code != http.StatusOK:
+					t.Fatalf("page %d: status %d", i, code)
+				}
+			}
+			if (wrong > 0) != wantWrong || (!wantWrong && refused != n.Settings.Pages) {
+				t.Fatalf("%d of %d pages wrong, %d refused", wrong, n.Settings.Pages, refused)
+			}
+		})
 	}
 }

@@ -18,7 +18,11 @@
 //
 // Failure semantics. One member out of service leaves the volume degraded
 // (reads and writes continue, reconstructing on the fly); a second one
-// makes it refuse all I/O with ErrFailed until an operator calls Force.
+// makes it refuse all I/O with ErrFailed until an operator calls Force —
+// unless Config.DoubleFailure emulates another system: Unrecoverable also
+// refuses Force (Linux), KeepServing promotes a half-rebuilt spare and
+// serves unchecked, wrong bytes (Solaris; the only way this array returns
+// wrong data, and only when asked to).
 //
 // Reconstruction is a state machine advanced only by Step (and presence
 // changes only by Poll), so tests drive it without sleeping; Run is the thin
@@ -140,7 +144,11 @@ type Array struct {
 	closed bool  // after Close: disks vanishing is shutdown, not failure
 	lost   int64 // blocks a rebuild could not reconstruct
 	faults map[int]faultRef
-	nextID int
+	// fabricating: KeepServing promoted a half-rebuilt spare after a
+	// double failure; reads are no longer checked. Read without a.mu by
+	// the I/O path.
+	fabricating atomic.Bool
+	nextID      int
 }
 
 type faultRef struct {
@@ -283,6 +291,10 @@ func (a *Array) afterLoss() {
 		return
 	}
 	if a.unavailable() >= 2 {
+		if a.cfg.DoubleFailure == KeepServing && a.rb != nil {
+			a.keepServing()
+			return
+		}
 		a.failed = true
 		if a.rb != nil {
 			t := a.rb.target
@@ -296,6 +308,26 @@ func (a *Array) afterLoss() {
 	}
 	a.emit("volume.degraded", nil, "running without redundancy")
 }
+
+// keepServing is KeepServing's answer to a member lost during a
+// reconstruction: the rebuild target becomes the member, whatever it holds
+// beyond the cursor, and checksums stop being checked, so the volume stays
+// up and serves garbage, as Solaris did (Brown and Patterson 2000, §4.2).
+// Caller holds a.mu.
+func (a *Array) keepServing() {
+	rb := a.rb
+	a.rb = nil
+	a.roles[rb.role].state = roleActive
+	a.fabricating.Store(true)
+	a.emit("reconstruction.aborted", rb.target, "second member lost")
+	a.emit("volume.fabricating", rb.target, "member %d lost during the rebuild: disk %d, rebuilt to %d of %d stripes, serves as a member as it is; reads are no longer checked (double_failure=keep-serving)",
+		rb.role, rb.target.n, rb.cursor, a.stripes)
+	a.emit("volume.degraded", nil, "running without redundancy")
+}
+
+// Fabricating reports whether the volume serves unchecked data after a
+// double failure (double_failure=keep-serving): reads may return wrong bytes.
+func (a *Array) Fabricating() bool { return a.fabricating.Load() }
 
 // maybeStartRebuild starts an automatic reconstruction when one is due.
 // Caller holds a.mu.
@@ -355,9 +387,11 @@ type BayStatus struct {
 
 // Status is a snapshot of the array.
 type Status struct {
-	State          string         `json:"state"`      // optimal | degraded | reconstructing | failed
-	Redundancy     int            `json:"redundancy"` // disk failures the volume can still tolerate
-	Forced         bool           `json:"forced"`     // the operator forced the volume back after a double failure
+	State          string         `json:"state"`       // optimal | degraded | reconstructing | failed
+	Redundancy     int            `json:"redundancy"`  // disk failures the volume can still tolerate
+	Forced         bool           `json:"forced"`      // the operator forced the volume back after a double failure
+	Fabricating    bool           `json:"fabricating"` // serving unchecked data after a double failure (keep-serving)
+	DoubleFailure  string         `json:"double_failure"`
 	Capacity       int64          `json:"capacity_bytes"`
 	ChunkSize      int            `json:"chunk_bytes"`
 	Policy         string         `json:"transient_policy"`
@@ -371,7 +405,8 @@ type Status struct {
 func (a *Array) Status() Status {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	st := Status{Redundancy: a.redundancy(), Forced: a.forced, Capacity: a.Size(), ChunkSize: a.chunk,
+	st := Status{Redundancy: a.redundancy(), Forced: a.forced, Fabricating: a.fabricating.Load(), DoubleFailure: a.cfg.DoubleFailure.String(),
+		Capacity: a.Size(), ChunkSize: a.chunk,
 		Policy: a.cfg.Policy.String(), Reconstruction: a.cfg.Recon.String(), LostBlocks: a.lost}
 	switch {
 	case a.failed:

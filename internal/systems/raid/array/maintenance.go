@@ -155,12 +155,16 @@ func (a *Array) StartReconstruction(n int) error {
 // present again (reinserted, powered back) is taken back as it is. Blocks it
 // missed while away fail their checksums and are reconstructed from the
 // others when possible, refused otherwise — never served stale. Force fails
-// while fewer than Disks-1 members can be brought back.
+// while fewer than Disks-1 members can be brought back, and always with
+// double_failure=unrecoverable.
 func (a *Array) Force() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !a.failed {
 		return fmt.Errorf("%w: the volume has not failed", ErrState)
+	}
+	if a.cfg.DoubleFailure == Unrecoverable {
+		return fmt.Errorf("%w: the volume is lost (double_failure=unrecoverable, as Linux's): replace the disks, recreate the volume and restore from backup", ErrState)
 	}
 	back := 0
 	for r := range a.roles {
