@@ -81,6 +81,9 @@ type periodCounts struct {
 	cutShort int64
 	lag      *hdrCounts // send lag of every attempt sent, ns
 	lagMax   float64    // NaN when no attempt was sent
+	// zeroLags are attempts sent with a lag of +0 counted by countZeroLag
+	// and not yet in lag (flushZeroLags).
+	zeroLags int64
 
 	outcomes [record.NumOutcomes]int64
 	min, max float64
@@ -113,6 +116,42 @@ func (c *periodCounts) count(lat, lag float64, out record.Outcome, refused recor
 		c.cutShort++
 		return false
 	}
+	c.countMeasured(lat, out)
+	return true
+}
+
+// countZeroLag is count of an attempt whose send lag is +0, the common
+// case, without recording the lag: the attempts sent are counted, and
+// flushZeroLags records them all at once, the same counts as count's.
+func (c *periodCounts) countZeroLag(lat float64, out record.Outcome, refused record.Refusal, cutShort bool) bool {
+	if refused != record.NotRefused {
+		c.refused[refused]++
+		return false
+	}
+	c.zeroLags++
+	if cutShort {
+		c.cutShort++
+		return false
+	}
+	c.countMeasured(lat, out)
+	return true
+}
+
+// flushZeroLags records the lags countZeroLag counted: toNS(0) each, and
+// the largest lag is 0 if there was none yet, as count would have set it.
+func (c *periodCounts) flushZeroLags() {
+	if c.zeroLags == 0 {
+		return
+	}
+	c.lag.recordN(toNS(0), c.zeroLags)
+	if !(0 <= c.lagMax) {
+		c.lagMax = 0
+	}
+	c.zeroLags = 0
+}
+
+// countMeasured counts a measured attempt's outcome and latency.
+func (c *periodCounts) countMeasured(lat float64, out record.Outcome) {
 	c.outcomes[out]++
 	if lat < c.min {
 		c.min = lat
@@ -128,7 +167,6 @@ func (c *periodCounts) count(lat, lag float64, out record.Outcome, refused recor
 		}
 	}
 	c.lat.record(toNS(lat))
-	return true
 }
 
 // outlier counts a measured attempt's latency in pass 2 if it lies beyond

@@ -275,8 +275,12 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 		quant = newWindowQuantiles(w, horizon)
 	}
 	workers := scanWorkers()
-	first := newFirstPass(w, phases, quant, workers)
-	if err := first.scan(workers).run(dir); err != nil {
+	units, err := recordUnits(dir)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	first := newFirstPass(w, phases, quant, workers, len(units))
+	if err := first.scan(workers).runUnits(units); err != nil {
 		return nil, badInput(err)
 	}
 	first.finish()
@@ -432,7 +436,7 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 		p.setSigmaLimit()
 	}
 	second := newSecondPass(w, phases, overall, phaseAcc, failure, inFailure, cases, workers)
-	if err := second.scan(workers).run(dir); err != nil {
+	if err := second.scan(workers).runUnits(second.planUnits(units, first.spans)); err != nil {
 		return nil, badInput(err)
 	}
 	stageOK := second.finish()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/parquet-go/parquet-go"
@@ -21,15 +22,24 @@ const batchRows = 8192
 // StartS, LatencyS, Outcome, SendLagS, Refused, CutShort and Check; the
 // generator's are zero where the file predates them).
 type requestBatch struct {
-	n     int
-	row   int64              // record row (0-based, across files) of the first request
-	pool  chan *requestBatch // where the batch goes back after a scan's ordered step
-	start []float64
-	lat   []float64
-	lag   []float64
-	out   []record.Outcome
-	ref   []record.Refusal
-	cut   []bool
+	n    int
+	row  int64 // record row (0-based, across files) of the first request
+	unit int   // index of the unit it comes from (unit.index)
+	// lagZero is set when every send lag of the batch is +0 (the column
+	// absent, or all its values' bits zero), which lets the scans count
+	// the lags of the whole batch at once.
+	lagZero bool
+	// Set by pass 1's local step for its ordered step: the largest start
+	// time of the batch, and its window.
+	maxStart float64
+	maxWin   int
+	pool     chan *requestBatch // where the batch goes back after a scan's ordered step
+	start    []float64
+	lat      []float64
+	lag      []float64
+	out      []record.Outcome
+	ref      []record.Refusal
+	cut      []bool
 	// check is read only when checks is set: a file without failed checks
 	// (the common case) gives batches none, and no memory for them.
 	check  []string
@@ -130,8 +140,13 @@ func readBatches(dir string, fn func(b *requestBatch) error) error {
 // whole file read row by row (any other Parquet file, or requests.csv).
 // Units list the record in order.
 type unit struct {
-	path     string
-	narrow   bool   // decoded column by column; else the whole file through record's row readers
+	index  int // in the list of units of the record
+	path   string
+	narrow bool // decoded column by column; else the whole file through record's row readers
+	// skip are columns a scan does not need from this unit (narrow units
+	// only): they are not decoded, and the batches' slices for them hold
+	// whatever an earlier unit left. Empty: every column.
+	skip     columnSet
 	cols     [3]int // t_start_s, latency_s, outcome, when narrow
 	gen      [4]int // record.GeneratorColumns; -1 where the file predates them
 	group    int    // row group of the file
@@ -159,6 +174,11 @@ func recordUnits(dir string) (units []unit, err error) {
 	if files == nil {
 		return []unit{{csvDir: dir}}, nil
 	}
+	defer func() {
+		for i := range units {
+			units[i].index = i
+		}
+	}()
 	var row int64
 	for _, path := range files {
 		nf, rows, err := openNarrow(path)
@@ -222,7 +242,7 @@ func (u unit) read(dec *groupDecoder, b *requestBatch, fn func(*requestBatch) (*
 			}
 		}()
 	}
-	b.n, b.row = 0, u.row
+	b.n, b.row, b.unit = 0, u.row, u.index
 	n := int64(0)
 	add := func(r record.Request) error {
 		b.set(b.n, &r)
@@ -231,10 +251,11 @@ func (u unit) read(dec *groupDecoder, b *requestBatch, fn func(*requestBatch) (*
 		if b.n < batchRows {
 			return nil
 		}
+		b.lagZero = readShortcuts && allZero(b.lag[:b.n])
 		var err error
 		b, err = fn(b)
 		if b != nil {
-			b.n, b.row = 0, u.row+n
+			b.n, b.row, b.unit = 0, u.row+n, u.index
 		}
 		return err
 	}
@@ -244,10 +265,39 @@ func (u unit) read(dec *groupDecoder, b *requestBatch, fn func(*requestBatch) (*
 		err = record.ReadParquetFile(u.path, add)
 	}
 	if err == nil && b.n > 0 {
+		b.lagZero = readShortcuts && allZero(b.lag[:b.n])
 		_, err = fn(b)
 	}
 	return err
 }
+
+// readShortcuts enables what spares the scans work without changing
+// their results: lags counted a batch at once when all are zero, a lag
+// column whose statistics say all are zero left unread, and pass 2's
+// plans (secondPass.planUnits). Tests turn it off to check that.
+var readShortcuts = true
+
+// allZero reports whether every value of x is +0 (all bits zero).
+func allZero(x []float64) bool {
+	var bits uint64
+	for _, v := range x {
+		bits |= math.Float64bits(v)
+	}
+	return bits == 0
+}
+
+// A columnSet is a set of the columns analysis reads.
+type columnSet uint8
+
+const (
+	colStart columnSet = 1 << iota
+	colLatency
+	colOutcome
+	colLag
+	colCheck
+)
+
+func (s columnSet) has(c columnSet) bool { return s&c != 0 }
 
 // narrowFile is an open Parquet file of the record in the recorder's
 // layout, and where its columns are.
@@ -365,6 +415,9 @@ func (d *groupDecoder) readGroup(u unit, b *requestBatch, fn func(*requestBatch)
 	}
 	var cols [3]*columnCursor
 	for i, col := range nf.cols {
+		if u.skip.has([]columnSet{colStart, colLatency, colOutcome}[i]) {
+			continue
+		}
 		if cols[i], err = cursor(col); err != nil {
 			return err
 		}
@@ -374,9 +427,12 @@ func (d *groupDecoder) readGroup(u unit, b *requestBatch, fn func(*requestBatch)
 	// The generator's columns: absent from older files; a column chunk
 	// whose statistics say every value is the default (sent on time, not
 	// refused, not cut short, no failed check: the common case) is not read.
+	// Refusals and cut-short flags are always read: whether an attempt was
+	// measured depends on them.
 	var gen [4]*columnCursor
+	skipLag := u.skip.has(colLag)
 	for i, c := range nf.gen {
-		if c < 0 || (i > 0 && allDefault(chunks[c])) {
+		if c < 0 || (i > 0 && allDefault(chunks[c])) || (i == 0 && (skipLag || (readShortcuts && allZeroLags(chunks[c])))) || (i == 3 && u.skip.has(colCheck)) {
 			continue
 		}
 		if gen[i], err = cursor(c); err != nil {
@@ -387,7 +443,7 @@ func (d *groupDecoder) readGroup(u unit, b *requestBatch, fn func(*requestBatch)
 	total := u.to - u.from
 	for n := int64(0); n < total; {
 		k := int(min(total-n, batchRows))
-		b.n, b.row = k, u.row+n
+		b.n, b.row, b.unit = k, u.row+n, u.index
 		rowErr := func(err error) error {
 			var re rowError
 			if errors.As(err, &re) {
@@ -395,21 +451,31 @@ func (d *groupDecoder) readGroup(u unit, b *requestBatch, fn func(*requestBatch)
 			}
 			return fmt.Errorf("%s: %w", nf.path, err)
 		}
-		if err := start.doubles(b.start[:k], d.scratch); err != nil {
-			return rowErr(err)
+		if start != nil {
+			if err := start.doubles(b.start[:k], d.scratch); err != nil {
+				return rowErr(err)
+			}
 		}
-		if err := lat.doubles(b.lat[:k], d.scratch); err != nil {
-			return rowErr(err)
+		if lat != nil {
+			if err := lat.doubles(b.lat[:k], d.scratch); err != nil {
+				return rowErr(err)
+			}
 		}
-		if err := readCodes(out, b.out[:k], d, outcomeCode, unknownOutcome); err != nil {
-			return rowErr(err)
+		if out != nil {
+			if err := readCodes(out, b.out[:k], d, outcomeCode, unknownOutcome); err != nil {
+				return rowErr(err)
+			}
 		}
 		if c := gen[0]; c != nil {
 			if err := c.doubles(b.lag[:k], d.scratch); err != nil {
 				return rowErr(err)
 			}
-		} else {
+			b.lagZero = readShortcuts && allZero(b.lag[:k])
+		} else if !skipLag {
 			clear(b.lag[:k])
+			b.lagZero = readShortcuts
+		} else {
+			b.lagZero = false
 		}
 		if c := gen[1]; c != nil {
 			if err := readCodes(c, b.ref[:k], d, refusalCode, unknownRefusal); err != nil {
@@ -462,6 +528,22 @@ func allDefault(chunk parquet.ColumnChunk) bool {
 		return len(lo.ByteArray()) == 0 && len(hi.ByteArray()) == 0
 	}
 	return false
+}
+
+// allZeroLags reports whether chunk's statistics say every send lag is
+// zero, the common case (the generator kept its schedule). The statistics
+// do not tell +0 from −0, which no faultbench writer records (a lag is
+// max(0, …) of a duration): such a chunk reads as +0, and only the sign of
+// a zero largest lag could tell.
+func allZeroLags(chunk parquet.ColumnChunk) bool {
+	s, ok := chunk.(interface {
+		Bounds() (min, max parquet.Value, ok bool)
+	})
+	if !ok || chunk.Type().Kind() != parquet.Double {
+		return false
+	}
+	lo, hi, ok := s.Bounds()
+	return ok && !lo.IsNull() && !hi.IsNull() && lo.Double() == 0 && hi.Double() == 0
 }
 
 // narrowColumns finds t_start_s, latency_s and outcome, and reports whether

@@ -68,6 +68,18 @@ func (h *hdrCounts) record(v int64) {
 	}
 }
 
+// recordN counts v n times (n > 0).
+func (h *hdrCounts) recordN(v int64, n int64) {
+	i := hdrIndex(v)
+	h.counts[i] += n
+	if i < h.lo {
+		h.lo = i
+	}
+	if i > h.hi {
+		h.hi = i
+	}
+}
+
 // empty reports whether nothing was recorded since the last reset.
 func (h *hdrCounts) empty() bool { return h.hi < h.lo }
 

@@ -54,10 +54,22 @@ type firstPass struct {
 	quant   *windowQuantiles // nil when windows.csv has every window's percentiles
 	// Counted by each decoding goroutine: per worker, per phase.
 	local [][]*periodCounts
+	// spans are the start times of each unit of the record, by unit
+	// index, for pass 2's plans; a unit's are set by the goroutine that
+	// decodes it.
+	spans []startSpan
 }
 
-func newFirstPass(w float64, phases []phaseSpan, quant *windowQuantiles, workers int) *firstPass {
-	p := &firstPass{w: w, phases: newPhaseFinder(phases), overall: newPeriodAcc(), quant: quant, local: make([][]*periodCounts, workers)}
+// startSpan is the least and the greatest start time of a unit's
+// requests; lo > hi when it has none.
+type startSpan struct{ lo, hi float64 }
+
+func newFirstPass(w float64, phases []phaseSpan, quant *windowQuantiles, workers, units int) *firstPass {
+	p := &firstPass{w: w, phases: newPhaseFinder(phases), overall: newPeriodAcc(), quant: quant, local: make([][]*periodCounts, workers),
+		spans: make([]startSpan, units)}
+	for i := range p.spans {
+		p.spans[i] = startSpan{math.Inf(1), math.Inf(-1)}
+	}
 	for range phases {
 		p.phase = append(p.phase, newPeriodAcc())
 	}
@@ -75,35 +87,79 @@ func (p *firstPass) scan(workers int) scan {
 }
 
 // localStep checks every request, finds its phase and window, and counts
-// its period's order-free figures.
+// its period's order-free figures and its unit's span of start times.
 func (p *firstPass) localStep(worker int, b *requestBatch) error {
 	counts := p.local[worker]
 	ph := 0
-	for i := 0; i < b.n; i++ {
-		start, lat, lag, out := b.start[i], b.lat[i], b.lag[i], b.out[i]
-		if !valid(start, lat, lag, out, p.w) {
-			return fmt.Errorf("request %d: %w", b.row+int64(i)+1, invalid(start, lat, lag, out, p.w))
+	lo, hi := math.Inf(1), math.Inf(-1)
+	if b.lagZero {
+		// Every lag is +0: count attempts sent, not lags (countZeroLag).
+		for i := 0; i < b.n; i++ {
+			start, lat, out := b.start[i], b.lat[i], b.out[i]
+			if !valid(start, lat, 0, out, p.w) {
+				return fmt.Errorf("request %d: %w", b.row+int64(i)+1, invalid(start, lat, 0, out, p.w))
+			}
+			lo, hi = min(lo, start), max(hi, start)
+			ph = p.phases.find(start, ph)
+			b.phase[i], b.win[i] = int32(ph), int32(start/p.w)
+			counts[ph].countZeroLag(lat, out, b.ref[i], b.cut[i])
 		}
-		ph = p.phases.find(start, ph)
-		b.phase[i], b.win[i] = int32(ph), int32(start/p.w)
-		counts[ph].count(lat, lag, out, b.ref[i], b.cut[i])
+		for _, c := range counts {
+			c.flushZeroLags()
+		}
+	} else {
+		for i := 0; i < b.n; i++ {
+			start, lat, lag, out := b.start[i], b.lat[i], b.lag[i], b.out[i]
+			if !valid(start, lat, lag, out, p.w) {
+				return fmt.Errorf("request %d: %w", b.row+int64(i)+1, invalid(start, lat, lag, out, p.w))
+			}
+			lo, hi = min(lo, start), max(hi, start)
+			ph = p.phases.find(start, ph)
+			b.phase[i], b.win[i] = int32(ph), int32(start/p.w)
+			counts[ph].count(lat, lag, out, b.ref[i], b.cut[i])
+		}
+	}
+	b.maxStart, b.maxWin = hi, int(int32(hi/p.w))
+	if b.unit < len(p.spans) {
+		sp := &p.spans[b.unit]
+		sp.lo, sp.hi = min(sp.lo, lo), max(sp.hi, hi)
 	}
 	return nil
 }
 
 // orderedStep counts what depends on the order of the requests: windows'
-// and periods' moments, check names, window percentiles.
+// and periods' moments, check names, window percentiles. It is runData.add
+// for every request, with what is the same for the whole batch (the
+// largest start time and window, the number of attempts) done once.
 func (p *firstPass) orderedStep(b *requestBatch) error {
+	if b.n == 0 {
+		return nil
+	}
 	d := &p.data
+	d.grow(b.maxWin)
+	d.maxStart = math.Max(d.maxStart, b.maxStart)
+	d.attempts += int64(b.n)
+	wins := d.wins
 	for i := 0; i < b.n; i++ {
 		start, lat, lag, refused, cut := b.start[i], b.lat[i], b.lag[i], b.ref[i], b.cut[i]
-		d.add(int(b.win[i]), start, lat, lag, b.out[i], refused, cut)
+		win := int(b.win[i])
 		if p.quant != nil {
-			p.quant.add(start, lat, lag, refused != record.NotRefused, cut)
+			p.quant.addAt(win, start, lat, lag, refused != record.NotRefused, cut)
 		}
-		if refused != record.NotRefused || cut {
+		ws := &wins[win]
+		if refused != record.NotRefused {
+			ws.refused++
 			continue
 		}
+		if !(lag <= ws.lagMax) {
+			ws.lagMax = lag
+		}
+		if cut {
+			ws.cutShort++
+			continue
+		}
+		ws.outcomes[b.out[i]]++
+		ws.mom.add(lat)
 		ph := p.phase[b.phase[i]]
 		p.overall.mom.add(lat)
 		ph.mom.add(lat)
@@ -136,6 +192,23 @@ type secondPass struct {
 	inFailure []bool     // by window
 	cases     []faultCase
 	local     []*secondLocal
+	// plans are, by unit index, what pass 2 knows of each unit's requests
+	// before reading them (planUnits).
+	plans []unitPlan
+}
+
+// unitPlan is what pass 1's span of start times says about every request
+// of a unit. When uniform, all its requests have the same phase, are all
+// in the failure interval or all out of it, and fall in the same stage
+// (or none) of every fault: pass 2 then needs no start time, and reads
+// outcomes, lags and checks only if the failure interval or a stage
+// needs them.
+type unitPlan struct {
+	uniform bool
+	phase   int
+	failure bool
+	stage   []int8 // by fault case: the stage 0..6, or -1 for none
+	countOK bool   // some stage counts the unit's ok requests
 }
 
 // secondLocal is what one decoding goroutine counts in pass 2.
@@ -161,6 +234,113 @@ func newSecondPass(w float64, phases []phaseSpan, overall *periodAcc, phase []*p
 	return p
 }
 
+// planUnits makes the plan of every unit from pass 1's spans of start
+// times, and returns the units pass 2 reads: the same, with the columns
+// a uniform unit does not need skipped.
+func (p *secondPass) planUnits(units []unit, spans []startSpan) []unit {
+	out := make([]unit, len(units))
+	p.plans = make([]unitPlan, len(units))
+	for k, u := range units {
+		out[k] = u
+		if k >= len(spans) {
+			continue
+		}
+		if !readShortcuts {
+			continue
+		}
+		plan := p.plan(spans[k])
+		p.plans[k] = plan
+		if !plan.uniform {
+			continue
+		}
+		out[k].skip = colStart
+		if !plan.failure {
+			out[k].skip |= colLag | colCheck
+			if !plan.countOK {
+				out[k].skip |= colOutcome
+			}
+		}
+	}
+	if planned != nil {
+		planned(p.plans)
+	}
+	return out
+}
+
+// planned, when set, sees pass 2's plans (tests check they cover both kinds).
+var planned func([]unitPlan)
+
+// plan is the plan of a unit whose requests start within sp. Every test
+// below holds for all of [sp.lo, sp.hi] because phase, window and stage
+// are non-decreasing functions of the start time (phases and stage
+// bounds ascend; otherwise the unit is not uniform).
+func (p *secondPass) plan(sp startSpan) unitPlan {
+	if !(sp.lo <= sp.hi) || !p.phases.sorted {
+		return unitPlan{}
+	}
+	plan := unitPlan{uniform: true, phase: p.phases.find(sp.lo, 0)}
+	if p.phases.find(sp.hi, 0) != plan.phase {
+		return unitPlan{}
+	}
+	if p.failure != nil {
+		from, to := p.failureWindow(sp.lo), p.failureWindow(sp.hi)
+		plan.failure = p.inFailure[from]
+		for j := from; j <= to; j++ {
+			if p.inFailure[j] != plan.failure {
+				return unitPlan{}
+			}
+		}
+	}
+	plan.stage = make([]int8, len(p.cases))
+	for k := range p.cases {
+		s := stageKey(&p.cases[k].stageBounds, sp.lo)
+		if s == stageMixed || s != stageKey(&p.cases[k].stageBounds, sp.hi) {
+			return unitPlan{}
+		}
+		if s < 0 || s > 6 {
+			s = -1
+		} else {
+			plan.countOK = true
+		}
+		plan.stage[k] = int8(s)
+	}
+	return plan
+}
+
+// failureWindow is the window of inFailure that a request starting at t
+// counts in.
+func (p *secondPass) failureWindow(t float64) int {
+	if t > 0 {
+		return min(int(t/p.w), len(p.inFailure)-1)
+	}
+	return 0
+}
+
+// stageMixed is stageKey's answer for bounds that do not ascend.
+const stageMixed = -2
+
+// stageKey is the stage (0..6) a request starting at t counts in, -1 or 7
+// before or after the stages; stageMixed when the bounds do not ascend.
+func stageKey(bounds *[8]float64, t float64) int {
+	for s := 0; s < 7; s++ {
+		if !(bounds[s] <= bounds[s+1]) {
+			return stageMixed
+		}
+	}
+	if t < bounds[0] {
+		return -1
+	}
+	if t >= bounds[7] {
+		return 7
+	}
+	for s := 0; s < 7; s++ {
+		if t < bounds[s+1] {
+			return s
+		}
+	}
+	return 7
+}
+
 func (p *secondPass) scan(workers int) scan {
 	s := scan{workers: workers, local: p.localStep}
 	if p.failure != nil {
@@ -170,6 +350,10 @@ func (p *secondPass) scan(workers int) scan {
 }
 
 func (p *secondPass) localStep(worker int, b *requestBatch) error {
+	if b.unit < len(p.plans) && p.plans[b.unit].uniform {
+		p.uniformStep(worker, b, &p.plans[b.unit])
+		return nil
+	}
 	l := p.local[worker]
 	b.pending = b.pending[:0]
 	ph := 0
@@ -185,10 +369,7 @@ func (p *secondPass) localStep(worker int, b *requestBatch) error {
 			l.phase[ph].outlier(lat, p.phase[ph].sigmaLimit, p.phase[ph].lowLimit)
 		}
 		if p.failure != nil {
-			j := 0
-			if start > 0 {
-				j = min(int(start/p.w), len(p.inFailure)-1)
-			}
+			j := p.failureWindow(start)
 			if p.inFailure[j] {
 				l.failure.count(lat, b.lag[i], out, b.ref[i], b.cut[i])
 				if measured {
@@ -215,6 +396,62 @@ func (p *secondPass) localStep(worker int, b *requestBatch) error {
 		}
 	}
 	return nil
+}
+
+// uniformStep is localStep for a batch of a uniform unit, which holds
+// only the columns plan says it needs. Every request was checked by
+// pass 1.
+func (p *secondPass) uniformStep(worker int, b *requestBatch, plan *unitPlan) {
+	l := p.local[worker]
+	b.pending = b.pending[:0]
+	overall, phase := p.overall, p.phase[plan.phase]
+	var beyond, below, phBeyond, phBelow int64
+	// Refused and cut-short attempts are not measured; where the file
+	// says there are none, the batch's flags are all clear.
+	for i := 0; i < b.n; i++ {
+		if b.ref[i] != record.NotRefused || b.cut[i] {
+			continue
+		}
+		lat := b.lat[i]
+		if lat > overall.sigmaLimit {
+			beyond++
+		} else if lat < overall.lowLimit {
+			below++
+		}
+		if lat > phase.sigmaLimit {
+			phBeyond++
+		} else if lat < phase.lowLimit {
+			phBelow++
+		}
+	}
+	l.overall.beyond += beyond
+	l.overall.below += below
+	l.phase[plan.phase].beyond += phBeyond
+	l.phase[plan.phase].below += phBelow
+	if plan.failure {
+		for i := 0; i < b.n; i++ {
+			lat := b.lat[i]
+			if l.failure.count(lat, b.lag[i], b.out[i], b.ref[i], b.cut[i]) {
+				l.failure.outlier(lat, p.failure.sigmaLimit, p.failure.lowLimit)
+				if b.checkAt(i) != "" {
+					b.pending = append(b.pending, int32(i))
+				}
+			}
+		}
+	}
+	if plan.countOK {
+		var ok int64
+		for _, o := range b.out[:b.n] {
+			if o == record.OK {
+				ok++
+			}
+		}
+		for k, s := range plan.stage {
+			if s >= 0 {
+				l.stageOK[k][s] += ok
+			}
+		}
+	}
 }
 
 // orderedStep counts the failed checks of the failure interval, whose
@@ -269,11 +506,16 @@ func windowsScan(d *runData, w float64, workers int) scan {
 	return scan{workers: workers, local: local, ordered: ordered}
 }
 
-// add counts one request, of window i, into the window series.
-func (d *runData) add(i int, start, lat, lag float64, out record.Outcome, refused record.Refusal, cutShort bool) {
+// grow makes d hold windows 0..i.
+func (d *runData) grow(i int) {
 	for len(d.wins) <= i {
 		d.wins = append(d.wins, winStat{lagMax: math.NaN()})
 	}
+}
+
+// add counts one request, of window i, into the window series.
+func (d *runData) add(i int, start, lat, lag float64, out record.Outcome, refused record.Refusal, cutShort bool) {
+	d.grow(i)
 	d.maxStart = math.Max(d.maxStart, start)
 	d.attempts++
 	ws := &d.wins[i]

@@ -40,6 +40,12 @@ func (s scan) run(dir string) error {
 	if err != nil {
 		return err
 	}
+	return s.runUnits(units)
+}
+
+// runUnits scans the record made of units (recordUnits), which it does
+// not change: two scans of the same record share its list.
+func (s scan) runUnits(units []unit) error {
 	workers := min(s.workers, len(units))
 	if workers <= 1 {
 		var dec groupDecoder

@@ -32,6 +32,12 @@ func writeScanRun(t testing.TB, segments bool) string {
 
 // writeScanRecord is writeScanRun without lowering unitRows.
 func writeScanRecord(t testing.TB, segments bool) string {
+	return writeScanRecordLags(t, segments, true)
+}
+
+// writeScanRecordLags is writeScanRecord, with send lags all zero (as a
+// generator that kept its schedule records them) unless lags is set.
+func writeScanRecordLags(t testing.TB, segments, lags bool) string {
 	dir := t.TempDir()
 	scen := `name: scan
 seed: 1
@@ -52,6 +58,9 @@ faults: [{type: app-crash, node: 2, at: 25s, duration: 30s}]
 	for tm < 100 {
 		tm += rng.ExpFloat64() / 2000
 		r := record.Request{StartS: tm, Outcome: record.OK, Node: 1 + rng.IntN(4), LatencyS: math.Exp(rng.NormFloat64()*0.8 - 5.5), SendLagS: rng.ExpFloat64() / 1e4}
+		if !lags {
+			r.SendLagS = 0
+		}
 		if tm >= 25 && tm < 60 && r.Node == 2 {
 			r.Outcome, r.LatencyS = []record.Outcome{record.Timeout, record.ConnAbort}[rng.IntN(2)], 2+rng.Float64()
 		}
@@ -128,6 +137,70 @@ func TestScanWorkersSameResult(t *testing.T) {
 				!reflect.DeepEqual(res.Failure.Box(), want.Failure.Box()) {
 				t.Errorf("segments=%v: windows or distributions with %d goroutines differ from one goroutine's", segments, workers)
 			}
+		}
+	}
+}
+
+// TestReadShortcutsSameResult: what spares the scans work (readShortcuts:
+// zero lags counted a batch at once or not read at all, pass 2 reading of
+// most units only the latencies) changes nothing, to the bit: summary.json
+// byte for byte, the window series and the latency distributions, with
+// one goroutine or several, for records with and without send lags, in
+// one file or in segments.
+func TestReadShortcutsSameResult(t *testing.T) {
+	defer func(f func() int) { scanWorkers = f }(scanWorkers)
+	defer func() { planned = nil }()
+	for _, segments := range []bool{false, true} {
+		for _, lags := range []bool{true, false} {
+			old := unitRows
+			unitRows = 1 // a unit per page: a plan per page
+			dir := writeScanRecordLags(t, segments, lags)
+			uniform, general := 0, 0
+			planned = func(plans []unitPlan) {
+				for _, p := range plans {
+					if p.uniform {
+						uniform++
+					} else {
+						general++
+					}
+				}
+			}
+			for _, workers := range []int{1, 2} {
+				scanWorkers = func() int { return workers }
+				readShortcuts = false
+				want, err := AnalyzeDetail(dir, Options{Complete: true})
+				readShortcuts = true
+				if err != nil {
+					t.Fatal(err)
+				}
+				uniform, general = 0, 0
+				got, err := AnalyzeDetail(dir, Options{Complete: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if uniform == 0 || general == 0 {
+					t.Fatalf("segments=%v lags=%v: %d uniform and %d other units: the test needs both", segments, lags, uniform, general)
+				}
+				if got.Summary.Failure == nil || len(got.Summary.Faults) == 0 {
+					t.Fatalf("segments=%v lags=%v: the run should have a failure interval and a fault", segments, lags)
+				}
+				wantJSON, err := Marshal(want.Summary)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gotJSON, err := Marshal(got.Summary)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(gotJSON, wantJSON) {
+					t.Errorf("segments=%v lags=%v workers=%d: summary.json differs with the shortcuts:\n%s\nwant\n%s", segments, lags, workers, gotJSON, wantJSON)
+				}
+				if !reflect.DeepEqual(nanless(got.Windows), nanless(want.Windows)) || !reflect.DeepEqual(got.Overall.CDF(), want.Overall.CDF()) ||
+					!reflect.DeepEqual(got.Failure.Box(), want.Failure.Box()) {
+					t.Errorf("segments=%v lags=%v workers=%d: windows or distributions differ with the shortcuts", segments, lags, workers)
+				}
+			}
+			unitRows = old
 		}
 	}
 }

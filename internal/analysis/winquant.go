@@ -55,6 +55,11 @@ func (q *windowQuantiles) add(start, lat, lag float64, refused, cutShort bool) {
 	if start >= 0 {
 		i = int(start / q.w)
 	}
+	q.addAt(i, start, lat, lag, refused, cutShort)
+}
+
+// addAt is add of a request of window i, int(start/w), known to the caller.
+func (q *windowQuantiles) addAt(i int, start, lat, lag float64, refused, cutShort bool) {
 	for len(q.state) <= i {
 		q.state = append(q.state, windowUnseen)
 	}
