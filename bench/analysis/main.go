@@ -4,6 +4,11 @@
 //	go run ./bench/analysis -rows 10000000 -o /tmp/fb-10m   # generate
 //	go build -o /tmp/fbbench ./bench/analysis && /tmp/fbbench -analyze /tmp/fb-10m
 //	/usr/bin/time -v faultbench analyze /tmp/fb-10m          # the same, through the CLI
+//	/tmp/fbbench -digest /tmp/fb-10m                        # what two builds must agree on
+//
+// With -digest it prints SHA-256 digests of everything analysis.AnalyzeDetail
+// computes for DIR (summary.json, the window series, every period's latency
+// distribution), so that two builds can be shown to compute the same.
 //
 // With -analyze the command runs exactly what `faultbench analyze DIR` runs
 // (analysis.Analyze then analysis.Write) in a fresh process and prints the
@@ -17,6 +22,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -38,7 +44,15 @@ func main() {
 	out := flag.String("o", "", "results directory to create (required)")
 	seed := flag.Uint64("seed", 1, "random seed")
 	analyze := flag.String("analyze", "", "analyse `DIR` and report time and peak memory instead of generating")
+	digest := flag.String("digest", "", "print digests of the analysis of `DIR` instead of generating")
 	flag.Parse()
+	if *digest != "" {
+		if err := printDigests(*digest); err != nil {
+			fmt.Fprintln(os.Stderr, "analysis:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *analyze != "" {
 		if err := timeAnalyze(*analyze); err != nil {
 			fmt.Fprintln(os.Stderr, "analysis:", err)
@@ -73,6 +87,40 @@ func timeAnalyze(dir string) error {
 	fmt.Printf("rows %d  elapsed %.2fs  %.2fM requests/s  CPU %.2fs (%.0f ns a request)  peak RSS %.0f MiB  (GOMAXPROCS %d)\n",
 		n, elapsed.Seconds(), float64(n)/elapsed.Seconds()/1e6, cpu.Seconds(), float64(cpu.Nanoseconds())/float64(n),
 		float64(ru.Maxrss)/1024, runtime.GOMAXPROCS(0))
+	return nil
+}
+
+// printDigests prints a SHA-256 digest of each part of dir's analysis:
+// summary.json as analyze writes it, the windows (every field, floats in
+// full precision), and the CDF and box of the run's, every phase's and the
+// failure interval's latency distribution.
+func printDigests(dir string) error {
+	res, err := analysis.AnalyzeDetail(dir, analysis.Options{Complete: true})
+	if err != nil {
+		return err
+	}
+	b, err := analysis.Marshal(res.Summary)
+	if err != nil {
+		return err
+	}
+	show := func(name string, v any) {
+		h := sha256.New()
+		if raw, ok := v.([]byte); ok {
+			h.Write(raw)
+		} else {
+			fmt.Fprintf(h, "%+v", v)
+		}
+		fmt.Printf("%-28s %x\n", name, h.Sum(nil))
+	}
+	show("summary.json", b)
+	show(fmt.Sprintf("windows (%d)", len(res.Windows)), res.Windows)
+	show("overall CDF, box", []any{res.Overall.CDF(), res.Overall.Box()})
+	for _, name := range res.Summary.PhaseOrder {
+		show("phase "+name+" CDF, box", []any{res.Phases[name].CDF(), res.Phases[name].Box()})
+	}
+	if res.Failure != nil {
+		show("failure CDF, box", []any{res.Failure.CDF(), res.Failure.Box()})
+	}
 	return nil
 }
 
