@@ -320,8 +320,8 @@ func (a *Array) keepServing() {
 	a.roles[rb.role].state = roleActive
 	a.fabricating.Store(true)
 	a.emit("reconstruction.aborted", rb.target, "second member lost")
-	a.emit("volume.fabricating", rb.target, "member %d lost during the rebuild: disk %d, rebuilt to %d of %d stripes, serves as a member as it is; reads are no longer checked (double_failure=keep-serving)",
-		rb.role, rb.target.n, rb.cursor, a.stripes)
+	a.emit("volume.fabricating", rb.target, "a second member lost while member %d was rebuilt: disk %d, rebuilt to %d of %d stripes, serves as member %d as it is; reads are no longer checked (double_failure=keep-serving)",
+		rb.role, rb.target.n, rb.cursor, a.stripes, rb.role)
 	a.emit("volume.degraded", nil, "running without redundancy")
 }
 
