@@ -256,6 +256,65 @@ func (p *periodAcc) setSigmaLimit() {
 	p.lowLimit = p.mom.mean - 3*sd
 }
 
+// outliersFromCounts counts the 3σ outliers (beyond, below) from pass
+// 1's latency histogram where it decides them, and then sets the limits
+// to ±Inf, so that pass 2 counts nothing more and need not read the
+// period's latencies: it reports whether it did. The histogram decides
+// when no latency shares its bucket with a limit, since a latency in a
+// higher bucket than a limit's is greater (toNS and hdrIndex never
+// decrease), in a lower one smaller. A 3σ limit lies far out in the
+// tail, where buckets are usually empty.
+func (p *periodAcc) outliersFromCounts() bool {
+	if p.sigmaLimit < p.lowLimit {
+		return false // never from moments; pass 2 would count a latency beyond both once
+	}
+	beyond, okHigh := countBeyond(p.lat, p.sigmaLimit)
+	below, okLow := countBelow(p.lat, p.lowLimit)
+	if !okHigh || !okLow {
+		return false
+	}
+	p.beyond, p.below = beyond, below
+	p.sigmaLimit, p.lowLimit = math.Inf(1), math.Inf(-1)
+	return true
+}
+
+// noLimits reports whether pass 2 has no 3σ outliers left to count.
+func (p *periodAcc) noLimits() bool {
+	return math.IsInf(p.sigmaLimit, 1) && math.IsInf(p.lowLimit, -1)
+}
+
+// countBeyond is the number of latencies h counts (as toNS) that are
+// greater than limit, and whether h decides it.
+func countBeyond(h *hdrCounts, limit float64) (int64, bool) {
+	switch {
+	case math.IsNaN(limit) || math.IsInf(limit, 1):
+		return 0, true // no latency is greater
+	case limit < 0:
+		return h.total(0, len(h.counts)), true // every latency (≥ 0) is greater
+	}
+	i := hdrIndex(toNS(limit))
+	if h.counts[i] != 0 {
+		return 0, false
+	}
+	return h.total(i+1, len(h.counts)), true
+}
+
+// countBelow is the number of latencies h counts that are less than
+// limit, and whether h decides it.
+func countBelow(h *hdrCounts, limit float64) (int64, bool) {
+	switch {
+	case math.IsNaN(limit) || limit <= 0:
+		return 0, true // no latency (≥ 0) is less
+	case math.IsInf(limit, 1):
+		return h.total(0, len(h.counts)), true
+	}
+	i := hdrIndex(toNS(limit))
+	if h.counts[i] != 0 {
+		return 0, false
+	}
+	return h.total(0, i), true
+}
+
 // lagQuantile is the q-th percentile of send-lag counts in seconds; a lag
 // under the histogram's 1 ns floor is 0.
 func lagQuantile(h *hdrCounts, q float64) float64 {

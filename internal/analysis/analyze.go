@@ -435,6 +435,14 @@ func AnalyzeDetail(dir string, opts Options) (*Result, error) {
 	for _, p := range phaseAcc {
 		p.setSigmaLimit()
 	}
+	if readShortcuts {
+		// Where pass 1's histogram decides a period's 3σ counts, pass 2
+		// need not read its latencies.
+		overall.outliersFromCounts()
+		for _, p := range phaseAcc {
+			p.outliersFromCounts()
+		}
+	}
 	second := newSecondPass(w, phases, overall, phaseAcc, failure, inFailure, cases, workers)
 	if err := second.scan(workers).runUnits(second.planUnits(units, first.spans)); err != nil {
 		return nil, badInput(err)

@@ -295,6 +295,7 @@ const (
 	colOutcome
 	colLag
 	colCheck
+	colMeasured // gen_refused and cut_short
 )
 
 func (s columnSet) has(c columnSet) bool { return s&c != 0 }
@@ -427,12 +428,22 @@ func (d *groupDecoder) readGroup(u unit, b *requestBatch, fn func(*requestBatch)
 	// The generator's columns: absent from older files; a column chunk
 	// whose statistics say every value is the default (sent on time, not
 	// refused, not cut short, no failed check: the common case) is not read.
-	// Refusals and cut-short flags are always read: whether an attempt was
-	// measured depends on them.
 	var gen [4]*columnCursor
 	skipLag := u.skip.has(colLag)
 	for i, c := range nf.gen {
-		if c < 0 || (i > 0 && allDefault(chunks[c])) || (i == 0 && (skipLag || (readShortcuts && allZeroLags(chunks[c])))) || (i == 3 && u.skip.has(colCheck)) {
+		if c < 0 {
+			continue
+		}
+		var skip bool
+		switch i {
+		case 0:
+			skip = skipLag || (readShortcuts && allZeroLags(chunks[c]))
+		case 1, 2:
+			skip = u.skip.has(colMeasured) || allDefault(chunks[c])
+		case 3:
+			skip = u.skip.has(colCheck) || allDefault(chunks[c])
+		}
+		if skip {
 			continue
 		}
 		if gen[i], err = cursor(c); err != nil {

@@ -80,6 +80,15 @@ func (h *hdrCounts) recordN(v int64, n int64) {
 	}
 }
 
+// total is the sum of the counts at indexes [from, to).
+func (h *hdrCounts) total(from, to int) int64 {
+	var n int64
+	for i := max(from, h.lo); i < min(to, h.hi+1); i++ {
+		n += h.counts[i]
+	}
+	return n
+}
+
 // empty reports whether nothing was recorded since the last reset.
 func (h *hdrCounts) empty() bool { return h.hi < h.lo }
 

@@ -130,3 +130,57 @@ func BenchmarkHDRRecord(b *testing.B) {
 		}
 	})
 }
+
+// TestOutliersFromCounts: where the latency histogram decides the 3σ
+// counts, they are those of comparing every latency with the limits,
+// whatever the limits (on a latency, next to one, on a bucket's edge,
+// 0, negative, beyond an hour, infinite, NaN).
+func TestOutliersFromCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	decided, undecided := 0, 0
+	for trial := range 300 {
+		var lats []float64
+		p := newPeriodAcc()
+		for range 1 + rng.IntN(2000) {
+			lat := math.Exp(rng.NormFloat64()*2 - 5)
+			switch rng.IntN(8) {
+			case 0:
+				lat = []float64{0, 2, 8, 1e-10, 5000, 0.0005}[rng.IntN(6)]
+			case 1:
+				lat = math.Round(lat*1e3) / 1e3
+			}
+			lats = append(lats, lat)
+			p.count(lat, 0, record.OK, record.NotRefused, false)
+		}
+		some := lats[rng.IntN(len(lats))]
+		limits := []float64{some, math.Nextafter(some, 0), math.Nextafter(some, 10), float64(hdrValue(hdrIndex(toNS(some)))) / 1e9,
+			rng.Float64() * 3, 0, -1, 4000, math.Inf(1), math.Inf(-1), math.NaN()}
+		high, low := limits[rng.IntN(len(limits))], limits[rng.IntN(len(limits))]
+		if trial%3 == 0 {
+			low = -high
+		}
+		p.sigmaLimit, p.lowLimit = high, low
+		if !p.outliersFromCounts() {
+			undecided++
+			if !math.IsNaN(p.sigmaLimit) && p.sigmaLimit != high || !math.IsNaN(p.lowLimit) && p.lowLimit != low || p.beyond != 0 || p.below != 0 {
+				t.Fatalf("undecided, but the limits or counts changed")
+			}
+			continue
+		}
+		decided++
+		var beyond, below int64
+		for _, lat := range lats {
+			if lat > high {
+				beyond++
+			} else if lat < low {
+				below++
+			}
+		}
+		if p.beyond != beyond || p.below != below || !p.noLimits() {
+			t.Fatalf("limits %v, %v: beyond %d below %d from the histogram, want %d and %d", high, low, p.beyond, p.below, beyond, below)
+		}
+	}
+	if decided == 0 || undecided == 0 {
+		t.Fatalf("%d decided, %d undecided: the test needs both", decided, undecided)
+	}
+}

@@ -206,7 +206,10 @@ type secondPass struct {
 type unitPlan struct {
 	uniform bool
 	phase   int
-	failure bool
+	// outliers: the run's or the phase's 3σ counts are left to pass 2
+	// (periodAcc.outliersFromCounts did not decide them).
+	outliers bool
+	failure  bool
 	stage   []int8 // by fault case: the stage 0..6, or -1 for none
 	countOK bool   // some stage counts the unit's ok requests
 }
@@ -236,30 +239,36 @@ func newSecondPass(w float64, phases []phaseSpan, overall *periodAcc, phase []*p
 
 // planUnits makes the plan of every unit from pass 1's spans of start
 // times, and returns the units pass 2 reads: the same, with the columns
-// a uniform unit does not need skipped.
+// a uniform unit does not need skipped, and without the uniform units
+// that need none.
 func (p *secondPass) planUnits(units []unit, spans []startSpan) []unit {
-	out := make([]unit, len(units))
+	out := make([]unit, 0, len(units))
 	p.plans = make([]unitPlan, len(units))
 	for k, u := range units {
-		out[k] = u
-		if k >= len(spans) {
-			continue
-		}
-		if !readShortcuts {
+		if k >= len(spans) || !readShortcuts {
+			out = append(out, u)
 			continue
 		}
 		plan := p.plan(spans[k])
 		p.plans[k] = plan
 		if !plan.uniform {
+			out = append(out, u)
 			continue
 		}
-		out[k].skip = colStart
+		if !plan.outliers && !plan.failure && !plan.countOK {
+			continue // pass 1 counted all this unit has to count
+		}
+		u.skip = colStart
 		if !plan.failure {
-			out[k].skip |= colLag | colCheck
+			u.skip |= colLag | colCheck
 			if !plan.countOK {
-				out[k].skip |= colOutcome
+				u.skip |= colOutcome
+			}
+			if !plan.outliers {
+				u.skip |= colLatency | colMeasured
 			}
 		}
+		out = append(out, u)
 	}
 	if planned != nil {
 		planned(p.plans)
@@ -282,6 +291,7 @@ func (p *secondPass) plan(sp startSpan) unitPlan {
 	if p.phases.find(sp.hi, 0) != plan.phase {
 		return unitPlan{}
 	}
+	plan.outliers = !p.overall.noLimits() || !p.phase[plan.phase].noLimits()
 	if p.failure != nil {
 		from, to := p.failureWindow(sp.lo), p.failureWindow(sp.hi)
 		plan.failure = p.inFailure[from]
@@ -408,7 +418,7 @@ func (p *secondPass) uniformStep(worker int, b *requestBatch, plan *unitPlan) {
 	var beyond, below, phBeyond, phBelow int64
 	// Refused and cut-short attempts are not measured; where the file
 	// says there are none, the batch's flags are all clear.
-	for i := 0; i < b.n; i++ {
+	for i := 0; i < b.n && plan.outliers; i++ {
 		if b.ref[i] != record.NotRefused || b.cut[i] {
 			continue
 		}

@@ -35,8 +35,10 @@ func writeScanRecord(t testing.TB, segments bool) string {
 	return writeScanRecordLags(t, segments, true)
 }
 
-// writeScanRecordLags is writeScanRecord, with send lags all zero (as a
-// generator that kept its schedule records them) unless lags is set.
+// writeScanRecordLags is writeScanRecord, unless lags is set with send
+// lags all zero (as a generator that kept its schedule records them) and
+// every timeout and abort taking exactly its limit, 2 or 3 s (as clients
+// record them): then the histograms usually decide the 3σ outliers.
 func writeScanRecordLags(t testing.TB, segments, lags bool) string {
 	dir := t.TempDir()
 	scen := `name: scan
@@ -63,6 +65,9 @@ faults: [{type: app-crash, node: 2, at: 25s, duration: 30s}]
 		}
 		if tm >= 25 && tm < 60 && r.Node == 2 {
 			r.Outcome, r.LatencyS = []record.Outcome{record.Timeout, record.ConnAbort}[rng.IntN(2)], 2+rng.Float64()
+			if !lags {
+				r.LatencyS = map[record.Outcome]float64{record.Timeout: 3, record.ConnAbort: 2}[r.Outcome]
+			}
 		}
 		switch u := rng.IntN(400); {
 		case u < 20 && tm >= 70 && tm < 72:
@@ -155,11 +160,14 @@ func TestReadShortcutsSameResult(t *testing.T) {
 			old := unitRows
 			unitRows = 1 // a unit per page: a plan per page
 			dir := writeScanRecordLags(t, segments, lags)
-			uniform, general := 0, 0
+			uniform, general, decided := 0, 0, 0
 			planned = func(plans []unitPlan) {
 				for _, p := range plans {
 					if p.uniform {
 						uniform++
+						if !p.outliers {
+							decided++
+						}
 					} else {
 						general++
 					}
@@ -173,13 +181,16 @@ func TestReadShortcutsSameResult(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				uniform, general = 0, 0
+				uniform, general, decided = 0, 0, 0
 				got, err := AnalyzeDetail(dir, Options{Complete: true})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if uniform == 0 || general == 0 {
 					t.Fatalf("segments=%v lags=%v: %d uniform and %d other units: the test needs both", segments, lags, uniform, general)
+				}
+				if !lags && decided == 0 {
+					t.Fatalf("segments=%v: no unit left to pass 1's histograms: the test needs some", segments)
 				}
 				if got.Summary.Failure == nil || len(got.Summary.Faults) == 0 {
 					t.Fatalf("segments=%v lags=%v: the run should have a failure interval and a fault", segments, lags)
