@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -21,16 +22,29 @@ import (
 type redises struct {
 	single, primary string
 	cmds            []*exec.Cmd
+	dir             string // the servers' working directories, removed by stop
 }
 
 // startRedises starts redis-server on ports port…port+3 of 127.0.0.1,
 // without persistence, and returns once both replicas are in sync.
 func startRedises(port int) (*redises, error) {
 	r := &redises{}
+	// A replica's full sync writes the primary's snapshot to dump.rdb in
+	// its working directory whatever --save says: each server works in a
+	// directory of its own under a temporary one, not the caller's.
+	dir, err := os.MkdirTemp("", "faultbench-bench-redis-")
+	if err != nil {
+		return nil, err
+	}
+	r.dir = dir
 	start := func(p int, args ...string) (string, error) {
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
+		wd := filepath.Join(dir, strconv.Itoa(p))
+		if err := os.Mkdir(wd, 0o755); err != nil {
+			return "", err
+		}
 		cmd := exec.Command("redis-server", append([]string{"--port", strconv.Itoa(p), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--protected-mode", "yes"}, args...)...)
+			"--save", "", "--appendonly", "no", "--protected-mode", "yes", "--dir", wd}, args...)...)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			return "", fmt.Errorf("redis-server: %w (apt-get install redis-server)", err)
@@ -45,7 +59,6 @@ func startRedises(port int) (*redises, error) {
 		}
 		return "", fmt.Errorf("redis-server on %s did not come up", addr)
 	}
-	var err error
 	if r.single, err = start(port); err != nil {
 		r.stop()
 		return nil, err
@@ -87,6 +100,9 @@ func (r *redises) stop() {
 	for _, c := range r.cmds {
 		_ = c.Process.Kill()
 		_ = c.Wait()
+	}
+	if r.dir != "" {
+		os.RemoveAll(r.dir)
 	}
 }
 
