@@ -210,8 +210,8 @@ type unitPlan struct {
 	// (periodAcc.outliersFromCounts did not decide them).
 	outliers bool
 	failure  bool
-	stage   []int8 // by fault case: the stage 0..6, or -1 for none
-	countOK bool   // some stage counts the unit's ok requests
+	stage    []int8 // by fault case: the stage 0..6, or -1 for none
+	countOK  bool   // some stage counts the unit's ok requests
 }
 
 // secondLocal is what one decoding goroutine counts in pass 2.
