@@ -4,10 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/faultbench/faultbench/internal/benchcpu"
 	"github.com/faultbench/faultbench/internal/record"
 )
 
@@ -17,7 +16,7 @@ func BenchmarkPeriodAdd(b *testing.B) {
 	acc := newPeriodAcc()
 	b.ReportAllocs()
 	b.ResetTimer()
-	defer cpuPerOp(b)()
+	defer benchcpu.PerOp(b)()
 	for i := 0; i < b.N; i++ {
 		acc.add(&reqs[i&(1<<16-1)])
 	}
@@ -29,7 +28,7 @@ func BenchmarkWindowAdd(b *testing.B) {
 	var d runData
 	b.ReportAllocs()
 	b.ResetTimer()
-	defer cpuPerOp(b)()
+	defer benchcpu.PerOp(b)()
 	for i := 0; i < b.N; i++ {
 		d.addWindow(&reqs[i&(1<<16-1)], 5)
 	}
@@ -43,28 +42,13 @@ func BenchmarkAnalyzeDir(b *testing.B) {
 		b.Skip("set FAULTBENCH_BENCH_DIR to a results directory")
 	}
 	b.ReportAllocs()
-	defer cpuPerOp(b)()
+	defer benchcpu.PerOp(b)()
 	for i := 0; i < b.N; i++ {
 		if _, err := Analyze(dir, Options{Complete: true}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	_ = record.OK
-}
-
-// cpuPerOp reports the CPU time of the process per operation (cpu-ns/op)
-// when the returned function is called at the end of a benchmark: on a
-// shared machine ns/op counts the other jobs' time too, CPU time much less
-// so. Call it after the benchmark's setup.
-func cpuPerOp(b *testing.B) func() {
-	start := processCPU()
-	return func() { b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op") }
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchBatch is a full batch of requests of one 5 s window of a 300 s run,
@@ -90,7 +74,7 @@ func BenchmarkFirstPassStep(b *testing.B) {
 	p := newFirstPass(5, phases, newWindowQuantiles(5, 20), 1, 1)
 	b.ReportAllocs()
 	b.ResetTimer()
-	defer cpuPerOp(b)()
+	defer benchcpu.PerOp(b)()
 	for i := 0; i < b.N; i += batchRows {
 		if err := p.localStep(0, batch); err != nil {
 			b.Fatal(err)
@@ -121,7 +105,7 @@ func BenchmarkSecondPassStep(b *testing.B) {
 			p.plans[0].uniform = uniform
 			b.ReportAllocs()
 			b.ResetTimer()
-			defer cpuPerOp(b)()
+			defer benchcpu.PerOp(b)()
 			for i := 0; i < b.N; i += batchRows {
 				if err := p.localStep(0, batch); err != nil {
 					b.Fatal(err)

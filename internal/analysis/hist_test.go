@@ -8,6 +8,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/faultbench/faultbench/internal/benchcpu"
 	"github.com/faultbench/faultbench/internal/record"
 )
 
@@ -116,7 +117,7 @@ func BenchmarkHDRRecord(b *testing.B) {
 	b.Run("hdrCounts", func(b *testing.B) {
 		h := newHDRCounts(histHighestNS)
 		b.ReportAllocs()
-		defer cpuPerOp(b)()
+		defer benchcpu.PerOp(b)()
 		for i := 0; i < b.N; i++ {
 			h.record(vals[i&(1<<16-1)])
 		}
@@ -124,7 +125,7 @@ func BenchmarkHDRRecord(b *testing.B) {
 	b.Run("library", func(b *testing.B) {
 		h := hdrhistogram.New(histLowestNS, histHighestNS, histDigits)
 		b.ReportAllocs()
-		defer cpuPerOp(b)()
+		defer benchcpu.PerOp(b)()
 		for i := 0; i < b.N; i++ {
 			_ = h.RecordValue(vals[i&(1<<16-1)])
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/faultbench/faultbench/internal/benchcpu"
 	"github.com/faultbench/faultbench/internal/record"
 )
 
@@ -263,7 +264,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	dir := writeScanRecord(b, false)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := benchcpu.Process()
 	var requests int64
 	for i := 0; i < b.N; i++ {
 		sum, err := Analyze(dir, Options{Complete: true})
@@ -273,7 +274,7 @@ func BenchmarkAnalyze(b *testing.B) {
 		requests += sum.Run.Attempts
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(requests), "ns/request")
-	b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/float64(requests), "cpu-ns/request")
+	b.ReportMetric(float64((benchcpu.Process()-cpu).Nanoseconds())/float64(requests), "cpu-ns/request")
 }
 
 // TestScanOpensFewFiles: a killed run may leave thousands of segments;

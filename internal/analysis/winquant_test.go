@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/faultbench/faultbench/internal/benchcpu"
 	"github.com/faultbench/faultbench/internal/record"
 )
 
@@ -72,7 +73,7 @@ func BenchmarkWindowQuantilesAdd(b *testing.B) {
 	b.Run("windowQuantiles", func(b *testing.B) {
 		q := newWindowQuantiles(5, 20)
 		b.ReportAllocs()
-		defer cpuPerOp(b)()
+		defer benchcpu.PerOp(b)()
 		for i := 0; i < b.N; i++ {
 			r := &reqs[i&(1<<16-1)]
 			q.add(float64(i)/1000, r.LatencyS, r.SendLagS, false, false)
@@ -81,7 +82,7 @@ func BenchmarkWindowQuantilesAdd(b *testing.B) {
 	b.Run("record.WindowAggregator", func(b *testing.B) {
 		agg := record.NewWindowAggregator(5, 20)
 		b.ReportAllocs()
-		defer cpuPerOp(b)()
+		defer benchcpu.PerOp(b)()
 		for i := 0; i < b.N; i++ {
 			r := reqs[i&(1<<16-1)]
 			r.StartS = float64(i) / 1000

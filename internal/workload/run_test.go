@@ -9,10 +9,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/faultbench/faultbench/internal/benchcpu"
 	"github.com/faultbench/faultbench/internal/record"
 )
 
@@ -248,7 +248,7 @@ func BenchmarkGeneratorArrival(b *testing.B) {
 	}
 	length := time.Duration(float64(b.N) / rate * float64(time.Second))
 	b.ReportAllocs()
-	before := cpuTime(b)
+	before := benchcpu.Process()
 	b.ResetTimer()
 	if err := g.Run(context.Background(), time.Now(), length); err != nil {
 		b.Fatal(err)
@@ -258,14 +258,5 @@ func BenchmarkGeneratorArrival(b *testing.B) {
 	if got < int64(b.N)*9/10 {
 		b.Fatalf("%d arrivals recorded of %d", got, b.N)
 	}
-	b.ReportMetric(float64(cpuTime(b)-before)/float64(got), "cpu-ns/arrival")
-}
-
-// cpuTime is the process's CPU time so far (user and system).
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64(benchcpu.Process()-before)/float64(got), "cpu-ns/arrival")
 }

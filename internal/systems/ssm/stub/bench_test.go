@@ -3,28 +3,13 @@ package stub_test
 import (
 	"context"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/faultbench/faultbench/internal/benchcpu"
 	"github.com/faultbench/faultbench/internal/systems/ssm/stub"
 	"github.com/faultbench/faultbench/internal/systems/ssm/wire"
 )
-
-// cpuPerOp reports the CPU time of the process per operation (cpu-ns/op)
-// when the returned function is called at the end of a benchmark: on a
-// shared machine ns/op counts the other jobs' time too, CPU time much less
-// so. The bricks run in the process, so their CPU time counts.
-func cpuPerOp(b *testing.B) func() {
-	start := processCPU()
-	return func() { b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op") }
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // The stub's hot paths over real loopback TCP to 3 in-process bricks, with
 // the paper's settings (W=3, WQ=2, R=2, 8 KB values). The timeout is raised
@@ -41,7 +26,7 @@ func BenchmarkStubWrite8K(b *testing.B) {
 	b.SetBytes(int64(len(v)))
 	b.ReportAllocs()
 	b.ResetTimer()
-	defer cpuPerOp(b)()
+	defer benchcpu.PerOp(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		key := wire.Key{byte(n.Add(1))}
 		for pb.Next() {
@@ -60,7 +45,7 @@ func BenchmarkStubRead8K(b *testing.B) {
 	b.SetBytes(int64(len(v)))
 	b.ReportAllocs()
 	b.ResetTimer()
-	defer cpuPerOp(b)()
+	defer benchcpu.PerOp(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		ck, err := s.Write(context.Background(), wire.Key{byte(n.Add(1))}, v, time.Now().Add(time.Minute))
 		if err != nil {
