@@ -212,6 +212,15 @@ func TestTorture(t *testing.T) {
 	}
 }
 
+// TestMain removes the faultbench binary a test built (48 MB) from /tmp.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
+}
+
 var (
 	buildOnce sync.Once
 	builtBin  string

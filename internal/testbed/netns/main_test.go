@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -30,7 +31,11 @@ func TestMain(m *testing.M) {
 	case os.Getenv(holderEnv) != "":
 		os.Exit(runHolder(os.Getenv(holderEnv)))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if builtBin != "" { // faultbenchBinary's build, 48 MB: not left in /tmp
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
 }
 
 func runNode(args []string) int {
