@@ -119,7 +119,7 @@ type result struct {
 	peer      string // the system measured
 	name      string // SET or GET
 	opsPerSec float64
-	p99       time.Duration
+	p50, p99  time.Duration
 	failed    int
 	errs      map[string]int
 }
@@ -331,7 +331,7 @@ func measure(peer, name string, clients, n int, op func(client int) error) resul
 	slices.Sort(all)
 	r := result{peer: peer, name: name, opsPerSec: float64(len(all)) / elapsed.Seconds(), errs: errs}
 	if len(all) > 0 {
-		r.p99 = all[len(all)*99/100]
+		r.p50, r.p99 = all[len(all)/2], all[len(all)*99/100]
 	}
 	for _, f := range fails {
 		r.failed += f
@@ -531,69 +531,48 @@ func benchApp(clients, n int, timeout time.Duration) error {
 	return nil
 }
 
-type appResult struct {
-	opsPerSec float64
-	p50, p99  time.Duration
-	failed    int
-}
-
-func driveApp(backend app.Backend, clients, n int) (appResult, error) {
+// driveApp runs n requests of the end-to-end application from clients
+// emulated users, measured as the bricks' operations are (measure): a
+// request that fails, or whose answer the user judges wrong, is a failure.
+func driveApp(backend app.Backend, clients, n int) (result, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return appResult{}, err
+		return result{}, err
 	}
 	srv := &http.Server{Handler: app.Handler(backend, app.DefaultConfig())}
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}, Timeout: 5 * time.Second}
-	lat := make([][]time.Duration, clients)
-	fails := make([]int, clients)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			u := &app.User{Name: fmt.Sprintf("user%d", c)}
-			for i := c; i < n; i += clients {
-				method, path, cookie := u.Next()
-				req, _ := http.NewRequest(method, base+path, nil)
-				if cookie != "" {
-					req.Header.Set(app.HeaderCookie, cookie)
-				}
-				t := time.Now()
-				resp, err := client.Do(req)
-				if err != nil {
-					fails[c]++
-					u.Abandon(method)
-					continue
-				}
-				body, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err != nil {
-					fails[c]++
-					u.Abandon(method)
-					continue
-				}
-				if u.Judge(method, resp.StatusCode, resp.Header, body) != app.VerdictOK {
-					fails[c]++
-					continue
-				}
-				lat[c] = append(lat[c], time.Since(t))
-			}
-		}()
+	users := make([]*app.User, clients)
+	for c := range users {
+		users[c] = &app.User{Name: fmt.Sprintf("user%d", c)}
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	all := slices.Concat(lat...)
-	if len(all) == 0 {
-		return appResult{}, fmt.Errorf("no request succeeded")
-	}
-	slices.Sort(all)
-	r := appResult{opsPerSec: float64(len(all)) / elapsed.Seconds(), p50: all[len(all)/2], p99: all[len(all)*99/100]}
-	for _, f := range fails {
-		r.failed += f
+	r := measure("app", "app", clients, n, func(c int) error {
+		u := users[c]
+		method, path, cookie := u.Next()
+		req, _ := http.NewRequest(method, base+path, nil)
+		if cookie != "" {
+			req.Header.Set(app.HeaderCookie, cookie)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			u.Abandon(method)
+			return err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			u.Abandon(method)
+			return err
+		}
+		if v := u.Judge(method, resp.StatusCode, resp.Header, body); v != app.VerdictOK {
+			return fmt.Errorf("verdict: %v", v)
+		}
+		return nil
+	})
+	if r.opsPerSec == 0 {
+		return result{}, fmt.Errorf("no request succeeded")
 	}
 	return r, nil
 }
