@@ -96,7 +96,7 @@ STORIES = {
     ("node-freeze", "perf"): "Every process of node 2 is stopped (the OS included) until the operator\n# notices at 90 s and reboots it ({boot} s boot). Meanwhile perf stalls on\n# the frozen peer; after the reboot the node is turned away, so the\n# operator restarts every server ({restart} s after the boot) (Broadwell 2004, Fig. 11).",
     ("node-freeze", "ha"): "Every process of node 2 is stopped until the operator notices at 90 s and\n# reboots it ({boot} s boot): heartbeats exclude it after 3 s, and the\n# rebooted server rejoins by itself (Broadwell 2004, Fig. 11).",
     ("node-freeze", "robust"): "Every process of node 2 is stopped until the operator notices at 90 s and\n# reboots it ({boot} s boot): excluded after 3 missed beats, the rebooted\n# server rejoins by itself.",
-    ("link-down", "perf"): "Every intra-cluster link of node 2 is held down for 90 s (a pulled cable:\n# TCP keeps retransmitting into the void); client traffic is untouched.\n# Perf stalls for the fault and resumes when the link returns (Nagaraja et al. 2002\n# Fig. 2). No restart is needed, so no operator acts.",
+    ("link-down", "perf"): "Every intra-cluster link of node 2 is held down for 90 s (a pulled cable:\n# TCP keeps retransmitting into the void); client traffic is untouched.\n# Perf stalls for the fault and resumes when the link returns (Nagaraja et al. 2002,\n# Fig. 2). No restart is needed, so no operator acts.",
     ("link-down", "ha"): "Every intra-cluster link of node 2 is held down for 90 s; client traffic\n# is untouched. Heartbeats split the cluster into 3 + 1; ha never merges\n# them again (Nagaraja et al. 2002, §5.2), though each side keeps serving its clients.\n# No operator acts, so the split lasts to the end of the run.",
     ("link-down", "robust"): "Every intra-cluster link of node 2 is held down for 90 s; client traffic\n# is untouched. The cluster splits into 3 + 1 and merges again when the\n# link returns, without an operator.",
 }
@@ -220,25 +220,9 @@ def accelerated(mode):
     the held-out run that `faultbench model validate` compares phase 2 with."""
     name = f"press-{mode}-accelerated"
     file = f"examples/{name}.yaml"
-    lines = []
-    for i, fault in enumerate(SEED000_FAULTS + SEED001_FAULTS):
-        at = 60 + 10 * i  # staggered starts
-        every = f'every: "poisson({ACCEL_GAP})"'
-        if fault == "app-crash" or (fault.startswith("bad-param") and mode in VIA):
-            params = "" if fault == "app-crash" else (", params: {count: 1}" if fault == "bad-param-null" else ", params: {count: 1, n: 17}")
-            lines.append(f"  - {{type: {fault}, node: any, at: {at}s, mode: sticky, {every}{params}}}")
-        elif fault == "node-crash":
-            lines.append(f"  - {{type: node-crash, node: any, at: {at}s, {every}}}")
-        elif fault == "switch-down":
-            lines.append(f"  - {{type: switch-down, at: {at}s, duration: {ACCEL_OCC}s, {every}, params: {{mode: hold}}}}")
-        elif fault == "link-down":
-            lines.append(f"  - {{type: link-down, node: any, at: {at}s, duration: {ACCEL_OCC}s, {every}, params: {{mode: hold}}}}")
-        elif fault.startswith("bad-param"):
-            params = "{count: 1}" if fault == "bad-param-null" else "{count: 1, n: 17}"
-            lines.append(f"  - {{type: {fault}, node: any, at: {at}s, duration: {ACCEL_OCC}s, {every}, params: {params}}}")
-        else:
-            lines.append(f"  - {{type: {fault}, node: any, at: {at}s, duration: {ACCEL_OCC}s, {every}}}")
-    policy = "restart-all" if mode == "perf" else "restart-failed"
+    lines = [accel_line(mode, fault, at=60 + 10 * i)  # staggered starts
+             for i, fault in enumerate(SEED000_FAULTS + SEED001_FAULTS)]
+    policy = accel_policy(mode)
     text = f"""# PRESS ({mode}) under Nagaraja et al. (2002)'s whole fault load at once,
 # accelerated: every fault type recurs as a Poisson process (a mean gap of
 # {ACCEL_GAP} between occurrences) for 29 minutes after a 1-minute warm-up,
@@ -285,6 +269,83 @@ operator:
     return file
 
 
+def accel_line(mode, fault, node="any", at=60, every=True):
+    """The fault line of examples/press-MODE-accelerated.yaml for one fault
+    type: one occurrence of it (every=False) is what matched() injects."""
+    ev = f', every: "poisson({ACCEL_GAP})"' if every else ""
+    on = "" if fault == "switch-down" else f"node: {node}, "
+    if fault == "app-crash" or (fault.startswith("bad-param") and mode in VIA):
+        params = "" if fault == "app-crash" else (", params: {count: 1}" if fault == "bad-param-null" else ", params: {count: 1, n: 17}")
+        return f"  - {{type: {fault}, {on}at: {at}s, mode: sticky{ev}{params}}}"
+    if fault == "node-crash":
+        return f"  - {{type: node-crash, {on}at: {at}s{ev}}}"
+    if fault in ("switch-down", "link-down"):
+        return f"  - {{type: {fault}, {on}at: {at}s, duration: {ACCEL_OCC}s{ev}, params: {{mode: hold}}}}"
+    if fault.startswith("bad-param"):
+        params = "{count: 1}" if fault == "bad-param-null" else "{count: 1, n: 17}"
+        return f"  - {{type: {fault}, {on}at: {at}s, duration: {ACCEL_OCC}s{ev}, params: {params}}}"
+    return f"  - {{type: {fault}, {on}at: {at}s, duration: {ACCEL_OCC}s{ev}}}"
+
+
+def accel_policy(mode):
+    return "restart-all" if mode == "perf" else "restart-failed"
+
+
+def matched(mode, fault):
+    """One occurrence of the accelerated run's fault, alone, on a quiet
+    cluster: the single-fault run whose fault lasts what the accelerated
+    load's occurrences last (20 s, or a crashed host's 20 s boot) and meets
+    the same operator (30 s to notice). Phase 1 for `model validate`
+    (bench/press/validate.sh), where the Nagaraja et al. (2002) examples'
+    90-second faults would carry a recovery from a longer fault over to a
+    shorter one."""
+    name = f"press-{mode}-{fault}"
+    file = f"examples/validate/{name}.yaml"
+    text = f"""# PRESS ({mode}): one occurrence of {fault} as examples/press-{mode}-accelerated.yaml
+# injects it ({ACCEL_OCC} s, or a crashed host's {ACCEL_OCC} s boot; the operator notices
+# after {ACCEL_DETECT} s and applies {accel_policy(mode)}), alone, on node 2 of a quiet cluster.
+# Generated by bench/press/examples.py: edit there.
+#
+# Phase 1 for the model that `faultbench model validate` checks against the
+# accelerated run (bench/press/validate.sh): its stages are measured after
+# a fault as long as the accelerated load's, not the 90 s of
+# examples/press-{mode}-{fault}.yaml, whose recovery can differ.
+#
+# Run:    faultbench run {file}            (3 min)
+# CI:     faultbench run {file} --time-scale 0.1
+name: {name}-matched
+seed: 1
+cluster:
+  system: press
+  mode: {mode}
+  nodes: 4
+  boot: {ACCEL_OCC}s              # a crashed host is back this long after the crash
+  pages: 18000
+  page_size: 26624
+workload:
+  rate: 800
+  arrivals: poisson
+  clients: 4
+  trace: "zipf:18000:1.0"
+  connect_timeout: 2s
+  response_timeout: 6s
+  window: 5s
+phases:
+  - {{name: warmup, duration: 60s}}
+  - {{name: fault, duration: 60s}}
+  - {{name: post, duration: 60s}}
+faults:
+{accel_line(mode, fault, node=2, every=False)}
+operator:
+  detect_after: {ACCEL_DETECT}s
+  policy: {accel_policy(mode)}
+"""
+    os.makedirs(os.path.dirname(file), exist_ok=True)
+    with open(file, "w") as f:
+        f.write(text)
+    return file
+
+
 def main():
     files = []
     for fault in SEED000_FAULTS + SEED001_FAULTS:
@@ -292,6 +353,8 @@ def main():
             files.append(experiment(mode, fault))
     for mode in MODES:
         files.append(accelerated(mode))
+        for fault in SEED000_FAULTS + SEED001_FAULTS:
+            files.append(matched(mode, fault))
     for rate in (400, 800):
         files.append(experiment("perf", "app-hang", rate=rate, name=f"press-load-{rate}-app-hang",
                                 title=f"Perf-PRESS under a 30 s hang of one of four nodes at {rate} req/s (Broadwell 2004, Fig. 13)."))
