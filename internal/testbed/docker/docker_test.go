@@ -209,7 +209,7 @@ func TestAKilledControllerLeavesNoContainerPausedNorRunning(t *testing.T) {
 func startHolder(t *testing.T, run string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), holderEnv+"="+run)
+	cmd.Env = append(os.Environ(), holderEnv+"="+run, holderDirEnv+"="+t.TempDir())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

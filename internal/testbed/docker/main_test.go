@@ -22,6 +22,11 @@ import (
 // The test binary doubles as `faultbench node KIND` (static, holder,
 // warden, burner, balloon: in the image too, as /faultbench) and as a
 // controller that holds a faulted cluster until it is killed (holderEnv).
+// holderDirEnv names the holder's cluster directory: the test's own
+// t.TempDir, so that it goes when the test ends although the holder is
+// killed before it could remove it.
+const holderDirEnv = "FAULTBENCH_DOCKER_HOLDER_DIR"
+
 const holderEnv = "FAULTBENCH_DOCKER_HOLDER"
 
 func TestMain(m *testing.M) {
@@ -63,7 +68,10 @@ func testSpec(dir, runID string, nodes int) testbed.Spec {
 // with an nft rule, pauses node 1 and disconnects it from the network,
 // prints "held", and waits to be killed.
 func runHolder(runID string) int {
-	dir, _ := os.MkdirTemp("", "fb-docker-holder-")
+	dir := os.Getenv(holderDirEnv)
+	if dir == "" {
+		dir, _ = os.MkdirTemp("", "fb-docker-holder-")
+	}
 	b := &Backend{Connect: Connect}
 	spec := testSpec(dir, runID, 2)
 	plan, err := b.Plan(spec)

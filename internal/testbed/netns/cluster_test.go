@@ -271,7 +271,7 @@ func TestSIGKILLOfTheControllerLeavesNothing(t *testing.T) {
 	needRoot(t)
 	runID := newRunID(t)
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), holderEnv+"="+runID)
+	cmd.Env = append(os.Environ(), holderEnv+"="+runID, holderDirEnv+"="+t.TempDir())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

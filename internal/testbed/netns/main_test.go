@@ -22,6 +22,11 @@ import (
 // The test binary doubles as `faultbench node KIND` (static, warden,
 // burner, balloon) and as a controller that holds a faulted cluster until
 // it is killed (env holderEnv).
+// holderDirEnv names the holder's cluster directory: the test's own
+// t.TempDir, so that it goes when the test ends although the holder is
+// killed before it could remove it.
+const holderDirEnv = "FAULTBENCH_NETNS_HOLDER_DIR"
+
 const holderEnv = "FAULTBENCH_NETNS_HOLDER"
 
 func TestMain(m *testing.M) {
@@ -71,7 +76,10 @@ const holderNodes = 3
 // flaky link, a crashed host's black hole, a frozen cgroup), prints
 // "held", and waits to be killed.
 func runHolder(runID string) int {
-	dir, _ := os.MkdirTemp("", "fb-netns-holder-")
+	dir := os.Getenv(holderDirEnv)
+	if dir == "" {
+		dir, _ = os.MkdirTemp("", "fb-netns-holder-")
+	}
 	spec := testSpec(dir, runID, holderNodes)
 	plan, err := Backend{}.Plan(spec)
 	if err != nil {

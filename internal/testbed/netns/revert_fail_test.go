@@ -129,7 +129,7 @@ func TestALapsedLeaseRevertsEveryFault(t *testing.T) {
 	needRoot(t)
 	runID := newRunID(t)
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), holderEnv+"="+runID)
+	cmd.Env = append(os.Environ(), holderEnv+"="+runID, holderDirEnv+"="+t.TempDir())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
