@@ -356,9 +356,14 @@ func measureExperiments(m *Measure) []string {
 
 func measureSource(m *Measure) string {
 	s := m.Experiment + "/" + m.Run + " "
-	if m.Events != nil {
+	switch {
+	case m.Events != nil:
 		s += "events " + m.Events.From + " → " + m.Events.To + " (s)"
-	} else {
+	case m.Answered != nil:
+		s += "share of " + m.Answered.From + " answered by " + m.Answered.To
+	case m.Largest != nil:
+		s += "largest " + m.Largest.Param + " with " + m.Largest.Text()
+	default:
 		s += m.Key
 	}
 	if m.Unscale {

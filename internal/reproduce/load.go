@@ -345,8 +345,22 @@ func (v *validator) measure(m *Measure, p *Paper, at func(...any) int, key, yaml
 	} else if !contains(runs, m.Run) {
 		v.errf(at(yamlKey, "run"), key+".run", "%q is not a run of experiment %s (have: %s)", m.Run, e.ID, strings.Join(runs, ", "))
 	}
-	if (m.Key == "") == (m.Events == nil) {
-		v.errf(at(yamlKey), key, "give key (a path into the run's JSON) or events (from, to), one of them")
+	if n := btoi(m.Key != "") + btoi(m.Events != nil) + btoi(m.Answered != nil) + btoi(m.Largest != nil); n != 1 {
+		v.errf(at(yamlKey), key, "give key (a path into the run's JSON), events (from, to), answered (from, to) or largest (param, key, bound), one of them")
+	}
+	if l := m.Largest; l != nil {
+		lk := key + ".largest"
+		if e.Kind() != KindSweep {
+			v.errf(at(yamlKey, "largest"), lk, "a capacity is read from a sweep's configurations: use it on an experiment of a sweep")
+		}
+		if l.Param == "" || l.Key == "" {
+			v.errf(at(yamlKey, "largest"), lk, "want param (a grid key, e.g. workload.users) and key (a path in a configuration, e.g. throughput_mean_per_s)")
+		} else if _, err := parsePath(l.Key); err != nil {
+			v.errf(at(yamlKey, "largest", "key"), lk+".key", "%v", err)
+		}
+		if (l.AtLeast == nil) == (l.AtMost == nil) {
+			v.errf(at(yamlKey, "largest"), lk, "give at_least or at_most, one of them: the bound the capacity keeps")
+		}
 	}
 	if m.Key != "" {
 		if _, err := parsePath(m.Key); err != nil {
@@ -355,6 +369,9 @@ func (v *validator) measure(m *Measure, p *Paper, at func(...any) int, key, yaml
 	}
 	if m.Events != nil && (m.Events.From == "" || m.Events.To == "" || e.Kind() != KindExamples) {
 		v.errf(at(yamlKey, "events"), key+".events", "want from and to (event kinds), on an experiment of examples")
+	}
+	if m.Answered != nil && (m.Answered.From == "" || m.Answered.To == "" || e.Kind() != KindExamples) {
+		v.errf(at(yamlKey, "answered"), key+".answered", "want from and to (event kinds), on an experiment of examples")
 	}
 	if m.Unscale && e.Kind() != KindExamples {
 		v.errf(at(yamlKey, "unscale"), key+".unscale", "only runs of examples have a time scale to undo")
@@ -374,6 +391,13 @@ func (v *validator) measure(m *Measure, p *Paper, at func(...any) int, key, yaml
 		}
 		v.measure(m.Per, p, func(keys ...any) int { return at(append([]any{yamlKey}, keys...)...) }, key+".per", "per")
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func contains(list []string, s string) bool {

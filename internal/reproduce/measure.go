@@ -246,6 +246,120 @@ func eventSpan(file string, span *EventSpan) (float64, error) {
 	return 0, fmt.Errorf("%s: no %s event after %s at %.3f s", file, span.To, span.From, start)
 }
 
+// answeredFraction is the fraction of the events of kind span.From that
+// an event of kind span.To followed before the next From or the file's
+// end. Several To events after one From answer it once; a To before any
+// From answers nothing.
+func answeredFraction(file string, span *EventSpan) (float64, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var froms, answered int
+	pending := false
+	for sc.Scan() {
+		var e struct {
+			Kind string `json:"kind"`
+		}
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		switch e.Kind {
+		case span.From:
+			froms++
+			pending = true
+		case span.To:
+			if pending {
+				answered++
+				pending = false
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	if froms == 0 {
+		return 0, fmt.Errorf("%s: no %s event", file, span.From)
+	}
+	return float64(answered) / float64(froms), nil
+}
+
+// largestValue reads a capacity from a sweep.json document (Largest).
+func largestValue(doc any, l *Largest) (float64, error) {
+	obj, _ := doc.(map[string]any)
+	configs, ok := obj["configs"].([]any)
+	if !ok || len(configs) == 0 {
+		return 0, errors.New("no configs: the sweep has no complete run")
+	}
+	type point struct {
+		param float64
+		ok    bool
+		shown string
+	}
+	var points []point
+	for i, c := range configs {
+		cfg, _ := c.(map[string]any)
+		params, _ := cfg["params"].(map[string]any)
+		p, err := strconv.ParseFloat(scalarText(params[l.Param]), 64)
+		if err != nil {
+			return 0, fmt.Errorf("configs.%d: grid key %s: %q is not a number", i, l.Param, scalarText(params[l.Param]))
+		}
+		v, err := lookupPath(c, l.Key)
+		if err != nil {
+			return 0, fmt.Errorf("configs.%d: %v", i, err)
+		}
+		if v.IsText {
+			return 0, fmt.Errorf("configs.%d: %s is the text %q", i, l.Key, v.Text)
+		}
+		x := v.Num
+		if l.PerParam {
+			if p == 0 {
+				return 0, fmt.Errorf("configs.%d: cannot divide %s by %s = 0", i, l.Key, l.Param)
+			}
+			x /= p
+		}
+		good := l.AtLeast != nil && x >= *l.AtLeast || l.AtMost != nil && x <= *l.AtMost
+		points = append(points, point{param: p, ok: good, shown: formatNum(x)})
+	}
+	bound := l.Text()
+	// The capacity is the largest value below the smallest one at which
+	// some configuration misses the bound.
+	var fail *point
+	for i := range points {
+		if !points[i].ok && (fail == nil || points[i].param < fail.param) {
+			fail = &points[i]
+		}
+	}
+	if fail == nil {
+		return 0, fmt.Errorf("%s at every %s of the grid: the capacity is above it; extend the grid", bound, l.Param)
+	}
+	capacity, found := 0.0, false
+	for _, pt := range points {
+		if pt.param < fail.param && (!found || pt.param > capacity) {
+			capacity, found = pt.param, true
+		}
+	}
+	if !found {
+		return 0, fmt.Errorf("not %s already at the smallest %s, %s (it is %s): the capacity is below the grid; start it lower", bound, l.Param, formatNum(fail.param), fail.shown)
+	}
+	return capacity, nil
+}
+
+// Text is the condition, e.g. "throughput_mean_per_s ÷ workload.users ≥ 0.3233".
+func (l *Largest) Text() string {
+	s := l.Key
+	if l.PerParam {
+		s += " ÷ " + l.Param
+	}
+	if l.AtLeast != nil {
+		return s + " ≥ " + formatNum(*l.AtLeast)
+	}
+	return s + " ≤ " + formatNum(*l.AtMost)
+}
+
 // readValue reads one measurement from a repetition's directory.
 func readValue(kind, dir string, m *Measure, scale float64) (Value, error) {
 	var v Value
@@ -256,6 +370,12 @@ func readValue(kind, dir string, m *Measure, scale float64) (Value, error) {
 			return Value{}, err
 		}
 		v = Value{Num: s}
+	case m.Answered != nil:
+		a, err := answeredFraction(filepath.Join(dir, record.EventsFile), m.Answered)
+		if err != nil {
+			return Value{}, err
+		}
+		v = Value{Num: a}
 	default:
 		file := filepath.Join(dir, record.SummaryFile)
 		switch kind {
@@ -268,7 +388,13 @@ func readValue(kind, dir string, m *Measure, scale float64) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		if v, err = lookupPath(doc, m.Key); err != nil {
+		if m.Largest != nil {
+			c, err := largestValue(doc, m.Largest)
+			if err != nil {
+				return Value{}, fmt.Errorf("%s: %v", file, err)
+			}
+			v = Value{Num: c}
+		} else if v, err = lookupPath(doc, m.Key); err != nil {
 			return Value{}, fmt.Errorf("%s: %v", file, err)
 		}
 	}

@@ -150,6 +150,13 @@ type Measure struct {
 	Run        string     `yaml:"run"` // one of the experiment's RunIDs; may be left out when it has one
 	Key        string     `yaml:"key"` // path into summary.json, sweep.json or the model's JSON: faults.0.class, points[label=1/day].result.average_availability
 	Events     *EventSpan `yaml:"events"`
+	// Answered is the fraction of the events of kind From that an event
+	// of kind To followed before the next From (or the run's end): 1 when
+	// every fault was answered, e.g. each slowdown detected and restarted.
+	Answered *EventSpan `yaml:"answered"`
+	// Largest is a capacity read from a sweep: the largest value of a
+	// grid key at which a condition holds.
+	Largest *Largest `yaml:"largest"`
 	// Unscale divides a duration by the run's time scale, putting it on
 	// the scenario's clock (as docs/press.md's tables do).
 	Unscale bool    `yaml:"unscale"`
@@ -160,11 +167,28 @@ type Measure struct {
 	Aggregate string   `yaml:"aggregate"` // over repetitions: median (numbers), mode (texts), min, max
 }
 
-// EventSpan is the time from the first event of kind From to the first
-// event of kind To after it, in events.jsonl.
+// EventSpan names two event kinds of events.jsonl. As Measure.Events it
+// is the time from the first event of kind From to the first event of
+// kind To after it; as Measure.Answered, how many From events a To
+// followed.
 type EventSpan struct {
 	From string `yaml:"from"`
 	To   string `yaml:"to"`
+}
+
+// Largest is, over a sweep's configurations (sweep.json's configs), the
+// largest value of the grid key Param at which Key meets the bound — there
+// and at every smaller value of Param: a capacity, such as the most users
+// a service keeps up with. A sweep where the bound fails already at the
+// smallest value, or holds at the largest, found no capacity: that is an
+// error, not a number.
+type Largest struct {
+	Param string `yaml:"param"` // a grid key whose values are numbers, e.g. workload.users
+	Key   string `yaml:"key"`   // a path in each configuration's entry, e.g. throughput_mean_per_s
+	// PerParam bounds Key ÷ Param (throughput per user) instead of Key.
+	PerParam bool     `yaml:"per_param"`
+	AtLeast  *float64 `yaml:"at_least"`
+	AtMost   *float64 `yaml:"at_most"`
 }
 
 // Quote is where the docs quote a published value: a cell of a markdown

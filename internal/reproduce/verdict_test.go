@@ -1,7 +1,11 @@
 package reproduce
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -170,5 +174,77 @@ func TestLookupPath(t *testing.T) {
 		if _, err := lookupPath(doc, key); err == nil {
 			t.Errorf("%s: no error", key)
 		}
+	}
+}
+
+func TestAnsweredFraction(t *testing.T) {
+	dir := t.TempDir()
+	span := &EventSpan{From: "fault.inject", To: "system.pinpoint.restart"}
+	for _, tc := range []struct {
+		name   string
+		events []string
+		want   float64
+	}{
+		{"every one answered", []string{"phase.start", "fault.inject", "system.pinpoint.restart", "fault.inject", "system.pinpoint.restart"}, 1},
+		{"a second restart answers nothing more", []string{"fault.inject", "system.pinpoint.restart", "system.pinpoint.restart", "fault.inject"}, 0.5},
+		{"a restart before any fault counts for none", []string{"system.pinpoint.restart", "fault.inject", "fault.inject", "system.pinpoint.restart"}, 0.5},
+		{"the last one unanswered", []string{"fault.inject", "system.pinpoint.restart", "fault.inject", "system.pinpoint.suspect", "fault.inject"}, 1.0 / 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var lines []string
+			for i, k := range tc.events {
+				lines = append(lines, fmt.Sprintf(`{"t_s": %d, "kind": %q}`, i, k))
+			}
+			file := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".jsonl")
+			if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\nnot json\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := answeredFraction(file, span)
+			if err != nil || math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("%v %v, want %v", got, err, tc.want)
+			}
+		})
+	}
+	file := filepath.Join(dir, "none.jsonl")
+	if err := os.WriteFile(file, []byte(`{"t_s": 1, "kind": "system.pinpoint.restart"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := answeredFraction(file, span); err == nil || !strings.Contains(err.Error(), "no fault.inject event") {
+		t.Errorf("no fault: error %v", err)
+	}
+}
+
+func TestLargestValue(t *testing.T) {
+	// Throughput of users who each ask once per 3 s: it keeps up to 400
+	// users (a third of a request per user and second), then falls behind.
+	doc, err := decodeJSON([]byte(`{"configs": [
+		{"params": {"workload.users": "800"}, "throughput_mean_per_s": 150, "latency": {"mean_s": 2.3}},
+		{"params": {"workload.users": "100"}, "throughput_mean_per_s": 33.2, "latency": {"mean_s": 0.001}},
+		{"params": {"workload.users": "200"}, "throughput_mean_per_s": 66.5, "latency": {"mean_s": 0.001}},
+		{"params": {"workload.users": "400"}, "throughput_mean_per_s": 131, "latency": {"mean_s": 0.04}},
+		{"params": {"workload.users": "600"}, "throughput_mean_per_s": 170, "latency": {"mean_s": 0.6}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	perUser := &Largest{Param: "workload.users", Key: "throughput_mean_per_s", PerParam: true, AtLeast: f(0.97 / 3)}
+	if got, err := largestValue(doc, perUser); err != nil || got != 400 {
+		t.Errorf("per user: %v %v, want 400", got, err)
+	}
+	if got, err := largestValue(doc, &Largest{Param: "workload.users", Key: "latency.mean_s", AtMost: f(0.1)}); err != nil || got != 400 {
+		t.Errorf("latency: %v %v, want 400", got, err)
+	}
+	// A capacity the grid does not bracket is no number.
+	for bound, want := range map[float64]string{
+		0.34:  "not throughput_mean_per_s ÷ workload.users ≥ 0.34 already at the smallest workload.users, 100 (it is 0.332)",
+		0.001: "≥ 0.001 at every workload.users of the grid",
+	} {
+		l := *perUser
+		l.AtLeast = f(bound)
+		if _, err := largestValue(doc, &l); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("bound %v: error %v, want %q", bound, err, want)
+		}
+	}
+	if _, err := largestValue(doc, &Largest{Param: "workload.clients", Key: "throughput_mean_per_s", AtLeast: f(1)}); err == nil {
+		t.Error("a grid key the sweep does not have: no error")
 	}
 }
