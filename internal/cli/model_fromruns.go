@@ -40,6 +40,11 @@ that no run measures and whose stages are not all supplied, is an error.`,
 			if err != nil {
 				return modelErr(err)
 			}
+			for _, f := range m.Faults {
+				if f.Note != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "fromruns: note: %s: %s\n", f.Name, f.Note)
+				}
+			}
 			text := m.YAML()
 			if out == "" {
 				_, err := fmt.Fprint(cmd.OutOrStdout(), text)

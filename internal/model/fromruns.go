@@ -507,6 +507,10 @@ type MeasuredFault struct {
 	RatesFault
 	Runs   []string
 	Stages [7]*MeasuredStage
+	// Note says where the runs' fault lasted much longer or shorter than
+	// the fault load's repair time: the stages that follow the repair were
+	// measured after another fault than the one the model charges them to.
+	Note string
 }
 
 // Measured is the phase-2 input FromRuns writes.
@@ -623,6 +627,7 @@ func FromRuns(r *Rates, dirs []string) (*Measured, error) {
 			st.Throughput *= scale
 			mf.Stages[i] = st
 		}
+		mf.Note = heldNote(runs, rf.MTTR)
 		if _, hasE := rf.Supplied['E']; !recovered && !hasE && !allSupplied {
 			return nil, runsErr("%s: fault %s: a run of it never recovered (its stage E lasts until someone resets the cluster, longer than the run): supply stage E's duration with a reason, e.g. the operator's time to notice (when: unrecovered)", r.File, rf.Name)
 		}
@@ -637,6 +642,35 @@ func FromRuns(r *Rates, dirs []string) (*Measured, error) {
 		return nil, runsErr("%s: no run measures %s (the runs have: %s): add a run of each, or supply all seven stages with reasons", r.File, strings.Join(missing, ", "), strings.Join(have, ", "))
 	}
 	return m, nil
+}
+
+// heldNote compares how long the runs held their fault (injection to
+// clear) with the fault load's repair time mttr. More than half again
+// either way, it returns a note: a recovery measured after a 90-second
+// fault (a backlog to drain, a split to mend) is not the recovery after a
+// 20-second one, and phase 2 would carry it over.
+func heldNote(runs []*Run, mttr time.Duration) string {
+	if mttr <= 0 {
+		return ""
+	}
+	var held float64
+	n := 0
+	for _, run := range runs {
+		if run.ClearS > run.InjectS {
+			held += run.ClearS - run.InjectS
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	held /= float64(n)
+	ratio := held / mttr.Seconds()
+	if ratio <= 1.5 && ratio >= 1/1.5 {
+		return ""
+	}
+	return fmt.Sprintf("the runs held the fault %s, the fault load repairs it after %s: the stages after the repair (D-G) were measured after a fault %.2g times as long; runs whose fault lasts the mttr measure them",
+		dur(time.Duration(held*float64(time.Second))), dur(mttr), ratio)
 }
 
 // meanStage averages stage i over runs: durations by run, throughputs
@@ -725,6 +759,9 @@ func (m *Measured) YAML() string {
 	for _, f := range m.Faults {
 		for _, r := range f.Runs {
 			fmt.Fprintf(&b, "  # run: %s\n", r)
+		}
+		if f.Note != "" {
+			fmt.Fprintf(&b, "  # note: %s\n", f.Note)
 		}
 		fmt.Fprintf(&b, "  - name: %s\n", f.Name)
 		if f.Group != "" {

@@ -238,3 +238,30 @@ func TestReadRunFoldsUnplannedExits(t *testing.T) {
 		t.Errorf("%d faults, type %s, recovered %v, A %+v, F %v, G %v; want one bad-param-null, not recovered, A 8.91 s", r.FaultCount, r.Type, r.Recovered, a, r.Stages[5], r.Stages[6])
 	}
 }
+
+// TestFromRunsNotesAFaultLongerThanTheRepair: the synthetic runs hold their
+// fault 90 s (inject 60 s, clear 150 s). A fault load that repairs it after
+// 90 s gets no note; one that repairs it after 20 s is told that the stages
+// after the repair were measured after a fault 4.5 times as long, on the
+// fault and in the YAML.
+func TestFromRunsNotesAFaultLongerThanTheRepair(t *testing.T) {
+	run := writeRun(t, filepath.Join(t.TempDir(), "hang"), "ha", 18000, 800, true,
+		map[string][2]float64{"type": {0, 2}, "A": {3, 0}, "D": {40, 600}})
+	for mttr, want := range map[string]string{"90s": "", "100s": "", "20s": "held the fault 1m30s, the fault load repairs it after 20s"} {
+		r, err := ParseRates("rates.yaml", []byte("faults:\n  - {name: app-hang, mttf: 620s, mttr: "+mttr+"}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := FromRuns(r, []string{run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		note := m.Faults[0].Note
+		if (want == "") != (note == "") || !strings.Contains(note, want) || want != "" && !strings.Contains(note, "4.5 times") {
+			t.Errorf("mttr %s: note %q, want one containing %q", mttr, note, want)
+		}
+		if y := m.YAML(); (want != "") != strings.Contains(y, "  # note: "+note) {
+			t.Errorf("mttr %s: the YAML does not carry the note:\n%s", mttr, y)
+		}
+	}
+}
