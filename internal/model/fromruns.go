@@ -670,7 +670,7 @@ func heldNote(runs []*Run, mttr time.Duration) string {
 		return ""
 	}
 	return fmt.Sprintf("the runs held the fault %s, the fault load repairs it after %s: the stages after the repair (D-G) were measured after a fault %.2g times as long; runs whose fault lasts the mttr measure them",
-		dur(time.Duration(held*float64(time.Second))), dur(mttr), ratio)
+		dur(time.Duration(math.Round(held*10))*100*time.Millisecond), dur(mttr), ratio)
 }
 
 // meanStage averages stage i over runs: durations by run, throughputs
