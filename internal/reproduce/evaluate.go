@@ -363,6 +363,8 @@ func measureSource(m *Measure) string {
 		s += "share of " + m.Answered.From + " answered by " + m.Answered.To
 	case m.Largest != nil:
 		s += "largest " + m.Largest.Param + " with " + m.Largest.Text()
+	case m.Falls != nil:
+		s += "first " + m.Falls.Param + " past the peak with " + m.Falls.Text()
 	default:
 		s += m.Key
 	}

@@ -345,8 +345,22 @@ func (v *validator) measure(m *Measure, p *Paper, at func(...any) int, key, yaml
 	} else if !contains(runs, m.Run) {
 		v.errf(at(yamlKey, "run"), key+".run", "%q is not a run of experiment %s (have: %s)", m.Run, e.ID, strings.Join(runs, ", "))
 	}
-	if n := btoi(m.Key != "") + btoi(m.Events != nil) + btoi(m.Answered != nil) + btoi(m.Largest != nil); n != 1 {
-		v.errf(at(yamlKey), key, "give key (a path into the run's JSON), events (from, to), answered (from, to) or largest (param, key, bound), one of them")
+	if n := btoi(m.Key != "") + btoi(m.Events != nil) + btoi(m.Answered != nil) + btoi(m.Largest != nil) + btoi(m.Falls != nil); n != 1 {
+		v.errf(at(yamlKey), key, "give key (a path into the run's JSON), events (from, to), answered (from, to), largest (param, key, bound) or falls (param, key, at_most), one of them")
+	}
+	if f := m.Falls; f != nil {
+		fk := key + ".falls"
+		if e.Kind() != KindSweep {
+			v.errf(at(yamlKey, "falls"), fk, "a fall is read from a sweep's configurations: use it on an experiment of a sweep")
+		}
+		if f.Param == "" || f.Key == "" {
+			v.errf(at(yamlKey, "falls"), fk, "want param (a grid key, e.g. workload.users) and key (a path in a configuration, e.g. throughput_mean_per_s)")
+		} else if _, err := parsePath(f.Key); err != nil {
+			v.errf(at(yamlKey, "falls", "key"), fk+".key", "%v", err)
+		}
+		if !(f.AtMost > 0 && f.AtMost < 1) {
+			v.errf(at(yamlKey, "falls"), fk+".at_most", "%v: want the share of the peak, above 0 and below 1", f.AtMost)
+		}
 	}
 	if l := m.Largest; l != nil {
 		lk := key + ".largest"

@@ -287,12 +287,45 @@ func answeredFraction(file string, span *EventSpan) (float64, error) {
 	return float64(answered) / float64(froms), nil
 }
 
-// largestValue reads a capacity from a sweep.json document (Largest).
-func largestValue(doc any, l *Largest) (float64, error) {
+// gridPoint is one configuration of a sweep.json document: its value of
+// a grid key and of a path in its entry.
+type gridPoint struct {
+	param, value float64
+}
+
+// gridPoints reads, for every configuration of a sweep.json document,
+// the number under the grid key param and the number at key.
+func gridPoints(doc any, param, key string) ([]gridPoint, error) {
 	obj, _ := doc.(map[string]any)
 	configs, ok := obj["configs"].([]any)
 	if !ok || len(configs) == 0 {
-		return 0, errors.New("no configs: the sweep has no complete run")
+		return nil, errors.New("no configs: the sweep has no complete run")
+	}
+	points := make([]gridPoint, 0, len(configs))
+	for i, c := range configs {
+		cfg, _ := c.(map[string]any)
+		params, _ := cfg["params"].(map[string]any)
+		p, err := strconv.ParseFloat(scalarText(params[param]), 64)
+		if err != nil {
+			return nil, fmt.Errorf("configs.%d: grid key %s: %q is not a number", i, param, scalarText(params[param]))
+		}
+		v, err := lookupPath(c, key)
+		if err != nil {
+			return nil, fmt.Errorf("configs.%d: %v", i, err)
+		}
+		if v.IsText {
+			return nil, fmt.Errorf("configs.%d: %s is the text %q", i, key, v.Text)
+		}
+		points = append(points, gridPoint{param: p, value: v.Num})
+	}
+	return points, nil
+}
+
+// largestValue reads a capacity from a sweep.json document (Largest).
+func largestValue(doc any, l *Largest) (float64, error) {
+	grid, err := gridPoints(doc, l.Param, l.Key)
+	if err != nil {
+		return 0, err
 	}
 	type point struct {
 		param float64
@@ -300,29 +333,16 @@ func largestValue(doc any, l *Largest) (float64, error) {
 		shown string
 	}
 	var points []point
-	for i, c := range configs {
-		cfg, _ := c.(map[string]any)
-		params, _ := cfg["params"].(map[string]any)
-		p, err := strconv.ParseFloat(scalarText(params[l.Param]), 64)
-		if err != nil {
-			return 0, fmt.Errorf("configs.%d: grid key %s: %q is not a number", i, l.Param, scalarText(params[l.Param]))
-		}
-		v, err := lookupPath(c, l.Key)
-		if err != nil {
-			return 0, fmt.Errorf("configs.%d: %v", i, err)
-		}
-		if v.IsText {
-			return 0, fmt.Errorf("configs.%d: %s is the text %q", i, l.Key, v.Text)
-		}
-		x := v.Num
+	for i, g := range grid {
+		x := g.value
 		if l.PerParam {
-			if p == 0 {
+			if g.param == 0 {
 				return 0, fmt.Errorf("configs.%d: cannot divide %s by %s = 0", i, l.Key, l.Param)
 			}
-			x /= p
+			x /= g.param
 		}
 		good := l.AtLeast != nil && x >= *l.AtLeast || l.AtMost != nil && x <= *l.AtMost
-		points = append(points, point{param: p, ok: good, shown: formatNum(x)})
+		points = append(points, point{param: g.param, ok: good, shown: formatNum(x)})
 	}
 	bound := l.Text()
 	// The capacity is the largest value below the smallest one at which
@@ -360,6 +380,40 @@ func (l *Largest) Text() string {
 	return s + " ≤ " + formatNum(*l.AtMost)
 }
 
+// fallsValue reads from a sweep.json document where a value that rose
+// with load has fallen (Falls): the smallest grid value above the peak's
+// at which Key is at most AtMost × the peak.
+func fallsValue(doc any, f *Falls) (float64, error) {
+	points, err := gridPoints(doc, f.Param, f.Key)
+	if err != nil {
+		return 0, err
+	}
+	sort.SliceStable(points, func(i, j int) bool { return points[i].param < points[j].param })
+	peak := points[0]
+	for _, pt := range points {
+		if pt.value > peak.value {
+			peak = pt
+		}
+	}
+	if peak.value <= 0 {
+		return 0, fmt.Errorf("%s is never above 0 on the grid: nothing rose to fall", f.Key)
+	}
+	limit := f.AtMost * peak.value
+	for _, pt := range points {
+		if pt.param > peak.param && pt.value <= limit {
+			return pt.param, nil
+		}
+	}
+	last := points[len(points)-1]
+	return 0, fmt.Errorf("%s peaks at %s (%s = %s) and stays above %s of it up to the largest %s, %s (%s): it falls later; extend the grid",
+		f.Key, formatNum(peak.value), f.Param, formatNum(peak.param), formatNum(f.AtMost), f.Param, formatNum(last.param), formatNum(last.value))
+}
+
+// Text is the condition, e.g. "throughput_mean_per_s ≤ 0.5 × its peak".
+func (f *Falls) Text() string {
+	return f.Key + " ≤ " + formatNum(f.AtMost) + " × its peak"
+}
+
 // readValue reads one measurement from a repetition's directory.
 func readValue(kind, dir string, m *Measure, scale float64) (Value, error) {
 	var v Value
@@ -388,14 +442,23 @@ func readValue(kind, dir string, m *Measure, scale float64) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		if m.Largest != nil {
+		switch {
+		case m.Largest != nil:
 			c, err := largestValue(doc, m.Largest)
 			if err != nil {
 				return Value{}, fmt.Errorf("%s: %v", file, err)
 			}
 			v = Value{Num: c}
-		} else if v, err = lookupPath(doc, m.Key); err != nil {
-			return Value{}, fmt.Errorf("%s: %v", file, err)
+		case m.Falls != nil:
+			x, err := fallsValue(doc, m.Falls)
+			if err != nil {
+				return Value{}, fmt.Errorf("%s: %v", file, err)
+			}
+			v = Value{Num: x}
+		default:
+			if v, err = lookupPath(doc, m.Key); err != nil {
+				return Value{}, fmt.Errorf("%s: %v", file, err)
+			}
 		}
 	}
 	if v.IsText {

@@ -157,6 +157,10 @@ type Measure struct {
 	// Largest is a capacity read from a sweep: the largest value of a
 	// grid key at which a condition holds.
 	Largest *Largest `yaml:"largest"`
+	// Falls is where a value that rose with load has fallen, read from a
+	// sweep: the first grid value past the peak at which it is at most a
+	// share of the peak.
+	Falls *Falls `yaml:"falls"`
 	// Unscale divides a duration by the run's time scale, putting it on
 	// the scenario's clock (as docs/press.md's tables do).
 	Unscale bool    `yaml:"unscale"`
@@ -189,6 +193,19 @@ type Largest struct {
 	PerParam bool     `yaml:"per_param"`
 	AtLeast  *float64 `yaml:"at_least"`
 	AtMost   *float64 `yaml:"at_most"`
+}
+
+// Falls is, over a sweep's configurations (sweep.json's configs), the
+// smallest value of the grid key Param above the one where Key peaks at
+// which Key is at most AtMost × the peak: the load at which goodput has
+// halved (AtMost 0.5) or all but vanished (0.05). Values of Param below
+// the peak's are not looked at, so a goodput still rising at light load is
+// no fall. A sweep where Key never falls that far past its peak found
+// nothing: that is an error, not a number.
+type Falls struct {
+	Param  string  `yaml:"param"`   // a grid key whose values are numbers, e.g. workload.users
+	Key    string  `yaml:"key"`     // a path in each configuration's entry, e.g. throughput_mean_per_s
+	AtMost float64 `yaml:"at_most"` // the share of the peak, above 0 and below 1
 }
 
 // Quote is where the docs quote a published value: a cell of a markdown

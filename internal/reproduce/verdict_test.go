@@ -248,3 +248,46 @@ func TestLargestValue(t *testing.T) {
 		t.Error("a grid key the sweep does not have: no error")
 	}
 }
+
+func TestFallsValue(t *testing.T) {
+	// Goodput of a service under growing load: it rises to its peak of 300
+	// at 24 users, then collapses. The configurations come in any order.
+	doc, err := decodeJSON([]byte(`{"configs": [
+		{"params": {"workload.users": "48"}, "throughput_mean_per_s": 2},
+		{"params": {"workload.users": "6"}, "throughput_mean_per_s": 100},
+		{"params": {"workload.users": "12"}, "throughput_mean_per_s": 250},
+		{"params": {"workload.users": "24"}, "throughput_mean_per_s": 300},
+		{"params": {"workload.users": "30"}, "throughput_mean_per_s": 200},
+		{"params": {"workload.users": "36"}, "throughput_mean_per_s": 150},
+		{"params": {"workload.users": "42"}, "throughput_mean_per_s": 40}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for share, want := range map[float64]float64{
+		0.5:  36, // 150 is half of 300; 100 at 6 users is below it but before the peak
+		0.9:  30,
+		0.05: 48,
+	} {
+		got, err := fallsValue(doc, &Falls{Param: "workload.users", Key: "throughput_mean_per_s", AtMost: share})
+		if err != nil || got != want {
+			t.Errorf("at most %v of the peak: %v %v, want %v", share, got, err, want)
+		}
+	}
+	// A fall the grid does not reach is no number.
+	_, err = fallsValue(doc, &Falls{Param: "workload.users", Key: "throughput_mean_per_s", AtMost: 0.001})
+	if want := "peaks at 300 (workload.users = 24) and stays above 0.001 of it up to the largest workload.users, 48 (2)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("no fall: error %v, want %q", err, want)
+	}
+	rising, err := decodeJSON([]byte(`{"configs": [
+		{"params": {"workload.users": "1"}, "throughput_mean_per_s": 0},
+		{"params": {"workload.users": "2"}, "throughput_mean_per_s": 0}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fallsValue(rising, &Falls{Param: "workload.users", Key: "throughput_mean_per_s", AtMost: 0.5}); err == nil || !strings.Contains(err.Error(), "never above 0") {
+		t.Errorf("nothing served: error %v", err)
+	}
+	if _, err := fallsValue(doc, &Falls{Param: "workload.clients", Key: "throughput_mean_per_s", AtMost: 0.5}); err == nil {
+		t.Error("a grid key the sweep does not have: no error")
+	}
+}
