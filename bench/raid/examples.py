@@ -1,28 +1,45 @@
 #!/usr/bin/env python3
-"""Writes examples/raid-*.yaml: the availability benchmarks of Brown and Patterson (2000)
-(Brown & Patterson, "Towards Availability Benchmarks"), one file per
-experiment, all from the shapes below so the files stay consistent. Run from
-the repository root:
+"""Writes every examples/raid-*.yaml: the availability benchmarks of Brown
+and Patterson (2000) (Brown & Patterson, "Towards Availability Benchmarks"),
+one file per experiment, all from the shapes below so the files stay
+consistent. Edit here and rerun rather than editing a file. Run from the
+repository root:
 
     python3 bench/raid/examples.py
 
+It writes 70 files:
+
 Micro-benchmarks (Brown and Patterson 2000, §4.1, Table 1): one fault into active disk 2 of a
-4+1 RAID-5 under a read-mostly web load, no operator; 15 faults × 3
-transient policies = 45 files raid-micro-<fault>-<policy>.yaml. Each policy
-column runs with the reconstruction of the system it is after, so the table
-reads against Table 1's columns:
+4+1 RAID-5 under a read-mostly web load, no operator; 15 faults × 4
+columns = 60 files raid-micro-<fault>-<column>.yaml. Three columns are
+transient policies, each run with the reconstruction of the system it is
+after, so the table reads against Table 1's columns:
 
-    paranoid  -> Linux:   reconstruction low (slow, in the background), automatic
-    tolerant  -> Solaris: reconstruction high (as fast as the disks go), automatic
-    threshold -> none of the three (the paper's own proposal §4.1):
-                 threshold(3, 10m), adaptive reconstruction, automatic
+    paranoid    -> Linux:   reconstruction low (slow, in the background), automatic
+    tolerant    -> Solaris: reconstruction high (as fast as the disks go), automatic
+    threshold   -> none of the three (the paper's own proposal §4.1):
+                   threshold(3, 10m), adaptive reconstruction, automatic
 
-Macro-benchmarks (§4.2): raid-macro-reconstruction-{linux,solaris,windows}
-(a member fails, rebuild onto the spare, the spare fails, both disks
-replaced, second rebuild; Windows rebuilds only when the administrator
-starts it, 6 minutes after noticing) and raid-macro-double-failure (the
-administrator pulls the wrong live disk during the rebuild, puts it back
-and forces the volume).
+and the fourth is a whole policy set (the raid system's policy_set option):
+
+    windows2000 -> Windows 2000: strict-writes, adaptive, started only by the
+                   administrator, who does nothing here
+
+Macro-benchmarks (§4.2), 10 files:
+
+  raid-macro-reconstruction-{linux,solaris,windows}: a member fails,
+    rebuild onto the spare, the spare fails, both disks replaced, second
+    rebuild; Windows rebuilds only when the administrator starts it, 6
+    minutes after noticing. Open-loop load at half the knee.
+  raid-macro-reconstruction-closed-{linux,solaris,windows}: the same
+    runs under closed-loop users at saturation, the paper's way, where the
+    rebuild's cost shows as lost throughput rather than latency.
+  raid-macro-double-failure: the administrator pulls the wrong live disk
+    during the rebuild, puts it back and forces the volume (threshold
+    policy).
+  raid-macro-double-failure-{linux,solaris,windows2000}: the same mistake
+    under each policy set, with the steps that system's administrator
+    could take.
 
 Rebuild speed is the node's own (a rate in MB/s), not scaled by
 --time-scale, so the disks are kept small (32 MiB) and the low rate is
@@ -68,6 +85,15 @@ POLICIES = {
     "threshold": ("threshold(3, 10m)", "adaptive", True, "none of the three: the counting policy §4.1 asks for"),
 }
 
+# The raid system's policy sets (policy_set option, docs/raid.md "Policy
+# sets"): transient policy, reconstruction, who starts it, and what a double
+# failure does. The comment is the file's reminder of what the one line sets.
+POLICY_SETS = {
+    "linux": "paranoid, low, automatic, double failure unrecoverable",
+    "solaris": "tolerant, high, automatic, double failure keep-serving",
+    "windows2000": "strict-writes, adaptive, manual, double failure recoverable",
+}
+
 # The 15 rows of Table 1: (file name, disk fault type, mode, Table 1 row).
 # Hangs, power failure and removal are fatal conditions in the paper (no
 # transient variant); they are sticky here: the disk stays hung or gone
@@ -95,7 +121,11 @@ HEADER = """# {title}
 #
 {story}
 #
-# Array (Brown and Patterson 2000, §3.2, scaled down): 4 active disks + 1 hot spare, RAID-5,
+"""
+
+# What an open-loop file says after its story: the array, the knee-searched
+# load and how to run it.
+OPEN_LOOP_NOTES = """# Array (Brown and Patterson 2000, §3.2, scaled down): 4 active disks + 1 hot spare, RAID-5,
 # left-symmetric, 32 KiB chunks, 32 MiB per disk, 2 ms per disk command
 # (one command at a time per disk: the disks, not the CPU, saturate), 2 s
 # command timeout. The web front end serves 2,000 pages of 26 KiB from the
@@ -113,6 +143,12 @@ HEADER = """# {title}
 #         rebuild takes ~22 s at every scale.)
 """
 
+# A closed-loop file's story points at its open-loop twin for the array,
+# and there is no knee search to wait for.
+CLOSED_LOOP_NOTES = """# Run:    faultbench run {file}            ({minutes} min)
+# Short:  faultbench run {file} --time-scale 0.2
+"""
+
 BODY = """name: {name}
 seed: 1
 cluster:
@@ -127,15 +163,11 @@ cluster:
     disk_size: 32MiB
     io_overhead: 2ms
     io_timeout: 2s
-    transient_policy: "{policy}"
-    reconstruction: {recon}
-    reconstruction_auto: "{auto}"
+{policy}
     reconstruction_low_rate: 1.5MB/s
     reconstruction_max_rate: 20MB/s
 workload:
-  knee: {knee}
-  arrivals: constant
-  clients: 4
+{load}
   trace: "zipf:2000:1.0"
   connect_timeout: 2s
   response_timeout: 6s
@@ -148,19 +180,44 @@ operator:
   policy: none                 # the administrator's steps are scheduled events above
 """
 
+# The closed-loop load (Brown and Patterson 2000, §3.3, as they ran it):
+# 64 users sending back to back keep the healthy array saturated.
+CLOSED_LOAD = """  model: closed               # users wait for each page: the load follows the array
+  clients: 4
+  users: 16                    # 64 users back to back: enough to saturate the healthy array
+  think: "0\""""
+
+
+def open_load(knee):
+    return f"  knee: {knee}\n  arrivals: constant\n  clients: 4"
+
+
+def transient_policy(policy, recon, auto):
+    """The three knobs a transient-policy column sets one by one."""
+    return f'    transient_policy: "{policy}"\n    reconstruction: {recon}\n    reconstruction_auto: "{str(auto).lower()}"'
+
+
+def policy_set(name):
+    """The one knob that sets all of a system's policies at once."""
+    return f"    {'policy_set: ' + name:<29}# {POLICY_SETS[name]}"
+
 
 def phases(*pairs):
     return "\n".join(f"  - {{name: {n}, duration: {d}s}}" for n, d in pairs)
 
 
-def write(name, title, story, policy, recon, auto, ph, faults, knee=KNEE_MICRO):
+def write(name, title, story, policy, ph, faults, load=open_load(KNEE_MICRO)):
+    """Writes examples/<name>.yaml. policy is the options' policy lines
+    (transient_policy or policy_set); load is the workload's lines before the
+    trace (open_load or CLOSED_LOAD), which also picks the notes under the
+    story."""
     file = f"examples/{name}.yaml"
     total = sum(d for _, d in ph)
+    minutes = f"{total / 60:.1f}".rstrip("0").rstrip(".")
     story = "\n".join("# " + line if line else "#" for line in story.strip().splitlines())
-    text = HEADER.format(title=title, story=story, file=file,
-                         minutes=f"{total / 60:.1f}".rstrip("0").rstrip(".")) + \
-        BODY.format(name=name, policy=policy, recon=recon, auto=str(auto).lower(), knee=knee,
-                    phases=phases(*ph), faults=faults)
+    notes = CLOSED_LOOP_NOTES if load == CLOSED_LOAD else OPEN_LOOP_NOTES
+    text = HEADER.format(title=title, story=story) + notes.format(file=file, minutes=minutes) + \
+        BODY.format(name=name, policy=policy, load=load, phases=phases(*ph), faults=faults)
     with open(file, "w") as f:
         f.write(text)
     return file
@@ -171,9 +228,21 @@ def write(name, title, story, policy, recon, auto, ph, faults, knee=KNEE_MICRO):
 MICRO_WARMUP, MICRO_FAULT = 40, 160
 
 
+def micro_column(policy):
+    """(title label, story after "under the ", options lines) for a Table 1 column."""
+    if policy == "windows2000":
+        return ("windows2000 policy set", """windows2000 policy set
+(after Windows 2000: transient policy strict-writes, reconstruction adaptive,
+started only by the administrator, who does nothing here: a disk taken out
+stays out, pattern B).""", policy_set(policy))
+    tp, recon, auto, after = POLICIES[policy]
+    return (f"{policy} policy", f"""{policy} transient policy
+(after {after}; reconstruction {recon}, {'automatic' if auto else 'manual'}).""", transient_policy(tp, recon, auto))
+
+
 def micro(fault, policy):
     slug, typ, mode, row = fault
-    tp, recon, auto, after = POLICIES[policy]
+    label, column, options = micro_column(policy)
     if mode == "sticky":
         entry = f"  - {{type: {typ}, node: 1, disk: 2, at: {MICRO_WARMUP}s, mode: sticky}}"
         how = "sticky: it fires on every matching command until the run's end reverts it"
@@ -182,15 +251,14 @@ def micro(fault, policy):
         # the duration only bounds how long it may wait to fire.
         entry = f"  - {{type: {typ}, node: 1, disk: 2, at: {MICRO_WARMUP}s, duration: {MICRO_FAULT - 10}s, mode: transient}}"
         how = "transient: it fires once, on the next matching command"
-    story = f"""Brown and Patterson (2000) Table 1, row "{row}", under the {policy} transient policy
-(after {after}; reconstruction {recon}, {'automatic' if auto else 'manual'}).
+    story = f"""Brown and Patterson (2000) Table 1, row "{row}", under the {column}
 {typ} into active disk 2 at {MICRO_WARMUP} s, {how}.
 No operator: the run shows what the array does by itself (A: nothing
 visible; B: degraded and stays so; C-1/C-2: rebuilds onto the spare without
 / with a significant dip; D: stops serving). redundancy and rebuild_progress
 are sampled into windows.csv and drawn on the graph's second axis."""
-    return write(f"raid-micro-{slug}-{policy}", f"RAID-5 micro-benchmark: {row}, {policy} policy.", story,
-                 tp, recon, auto, [("warmup", MICRO_WARMUP), ("fault", MICRO_FAULT)], entry)
+    return write(f"raid-micro-{slug}-{policy}", f"RAID-5 micro-benchmark: {row}, {label}.", story,
+                 options, [("warmup", MICRO_WARMUP), ("fault", MICRO_FAULT)], entry)
 
 
 # Macro scenario 1 (§4.2), at scale 1 (times in seconds):
@@ -202,6 +270,8 @@ are sampled into windows.csv and drawn on the graph's second axis."""
 #   1170 Windows: started 6 minutes after the replacement
 #   1500 end
 ADMIN_DELAY = 360
+RECON_FAIL1, RECON_FAIL2, RECON_REPLACE, RECON_END = 120, 720, 810, 1500
+RECON_PHASES = [("warmup", RECON_FAIL1), ("fault", RECON_FAIL2 - RECON_FAIL1), ("repair", RECON_END - RECON_FAIL2)]
 MACRO = {
     "linux": ("paranoid", "low", True, "Linux: paranoid, slow low-priority rebuild, automatic"),
     "solaris": ("tolerant", "high", True, "Solaris: tolerant, fast high-priority rebuild, automatic"),
@@ -209,65 +279,174 @@ MACRO = {
 }
 
 
-def macro_reconstruction(policy):
-    tp, recon, auto, after = MACRO[policy]
-    fail1, fail2, replace, end = 120, 720, 810, 1500
-    faults = [f"  - {{type: disk-power-fail, node: 1, disk: 2, at: {fail1}s, mode: sticky}}   # (1) a member fails"]
+def reconstruction_faults(auto):
+    faults = [f"  - {{type: disk-power-fail, node: 1, disk: 2, at: {RECON_FAIL1}s, mode: sticky}}   # (1) a member fails"]
     if not auto:
-        faults.append(f"  - {{type: start-reconstruction, node: 1, disk: 5, at: {fail1 + ADMIN_DELAY}s}}   # (2) the administrator, 6 min later")
+        faults.append(f"  - {{type: start-reconstruction, node: 1, disk: 5, at: {RECON_FAIL1 + ADMIN_DELAY}s}}   # (2) the administrator, 6 min later")
     faults += [
-        f"  - {{type: disk-power-fail, node: 1, disk: 5, at: {fail2}s, mode: sticky}}   # (3) the rebuilt spare fails",
-        f"  - {{type: replace-disk, node: 1, disk: 2, at: {replace}s}}   # (4) both failed disks replaced",
-        f"  - {{type: replace-disk, node: 1, disk: 5, at: {replace}s}}",
+        f"  - {{type: disk-power-fail, node: 1, disk: 5, at: {RECON_FAIL2}s, mode: sticky}}   # (3) the rebuilt spare fails",
+        f"  - {{type: replace-disk, node: 1, disk: 2, at: {RECON_REPLACE}s}}   # (4) both failed disks replaced",
+        f"  - {{type: replace-disk, node: 1, disk: 5, at: {RECON_REPLACE}s}}",
     ]
     if not auto:
-        faults.append(f"  - {{type: start-reconstruction, node: 1, disk: 0, at: {replace + ADMIN_DELAY}s}}   # (5) rebuild onto a new disk, 6 min later")
+        faults.append(f"  - {{type: start-reconstruction, node: 1, disk: 0, at: {RECON_REPLACE + ADMIN_DELAY}s}}   # (5) rebuild onto a new disk, 6 min later")
+    return "\n".join(faults)
+
+
+def macro_reconstruction(policy):
+    tp, recon, auto, after = MACRO[policy]
     story = f"""Brown and Patterson (2000) §4.2 scenario 1 (reconstruction), {after}.
-(1) active disk 2 loses power at {fail1} s; (2) the volume rebuilds onto the
+(1) active disk 2 loses power at {RECON_FAIL1} s; (2) the volume rebuilds onto the
 hot spare ({'at once' if auto else f'when the administrator starts it, {ADMIN_DELAY} s later'});
-(3) at {fail2} s the spare, now a member, loses power too; (4) at {replace} s
+(3) at {RECON_FAIL2} s the spare, now a member, loses power too; (4) at {RECON_REPLACE} s
 the administrator replaces both failed disks (the new disks are spares);
 (5) the volume rebuilds onto one of them ({'at once' if auto else f'{ADMIN_DELAY} s later, started by the administrator'}).
 Compare reconstruction time with the worst throughput drop during it
 (bench/raid/table.py): the trade-off of §4.2."""
     return write(f"raid-macro-reconstruction-{policy}", f"RAID-5 macro-benchmark: reconstruction, {policy}-like policy.",
-                 story, tp, recon, auto, [("warmup", fail1), ("fault", fail2 - fail1), ("repair", end - fail2)],
-                 "\n".join(faults), knee=KNEE_MACRO)
+                 story, transient_policy(tp, recon, auto), RECON_PHASES, reconstruction_faults(auto),
+                 load=open_load(KNEE_MACRO))
+
+
+def macro_reconstruction_closed(policy):
+    """The open-loop reconstruction file's array, faults and phases under
+    closed-loop users."""
+    tp, recon, auto, _ = MACRO[policy]
+    story = f"""Brown and Patterson (2000) drove their arrays with closed-loop clients at
+saturation: each request waits for the previous one, so the rebuild's cost
+shows as lost throughput (their 34% drop for a fast rebuild), where the
+open-loop example offers a fixed rate below the knee and shows it as
+latency instead. Here 4 clients x 16 users send back to back
+(workload.model: closed, think 0); compare the two runs side by side:
+  faultbench report results/raid-macro-reconstruction-{policy}-* results/raid-macro-reconstruction-closed-{policy}-*
+Same array, faults and phases as the open-loop file (see its comments)."""
+    return write(f"raid-macro-reconstruction-closed-{policy}",
+                 f"RAID-5 macro-benchmark: reconstruction, {policy}-like policy, CLOSED-LOOP users.",
+                 story, transient_policy(tp, recon, auto), RECON_PHASES, reconstruction_faults(auto),
+                 load=CLOSED_LOAD)
+
+
+# Macro scenario 2 (§4.2), at scale 1 (times in seconds): a member fails at
+# 60, the administrator pulls live disk 3 during the rebuild at 70, puts it
+# back at 160 and forces the volume at 190; the run ends at 300.
+DF_FAIL, DF_PULL, DF_REINSERT, DF_FORCE, DF_END = 60, 70, 160, 190, 300
 
 
 def macro_double_failure():
-    fail, pull, reinsert, force, end = 60, 70, 160, 190, 300
     faults = "\n".join([
-        f"  - {{type: disk-power-fail, node: 1, disk: 2, at: {fail}s, mode: sticky}}   # (1) a member fails; (2) rebuild onto the spare",
-        f"  - {{type: remove-wrong-disk, node: 1, disk: 3, at: {pull}s}}   # (3) the administrator pulls live disk 3",
-        f"  - {{type: replace-disk, node: 1, disk: 3, at: {reinsert}s, params: {{reinsert: \"true\"}}}}   # (4) puts disk 3 back",
-        f"  - {{type: start-reconstruction, node: 1, disk: 0, at: {force}s, params: {{force: \"true\"}}}}   # and forces the volume",
+        f"  - {{type: disk-power-fail, node: 1, disk: 2, at: {DF_FAIL}s, mode: sticky}}   # (1) a member fails; (2) rebuild onto the spare",
+        f"  - {{type: remove-wrong-disk, node: 1, disk: 3, at: {DF_PULL}s}}   # (3) the administrator pulls live disk 3",
+        f"  - {{type: replace-disk, node: 1, disk: 3, at: {DF_REINSERT}s, params: {{reinsert: \"true\"}}}}   # (4) puts disk 3 back",
+        f"  - {{type: start-reconstruction, node: 1, disk: 0, at: {DF_FORCE}s, params: {{force: \"true\"}}}}   # and forces the volume",
     ])
     story = f"""Brown and Patterson (2000) §4.2 scenario 2 (double failure), threshold policy, low-rate
-automatic rebuild. (1) active disk 2 loses power at {fail} s; (2) the volume
-starts rebuilding onto the spare (~22 s at the low rate); (3) at {pull} s, during
+automatic rebuild. (1) active disk 2 loses power at {DF_FAIL} s; (2) the volume
+starts rebuilding onto the spare (~22 s at the low rate); (3) at {DF_PULL} s, during
 the rebuild, the administrator pulls live disk 3 instead of the dead one: two
 members are missing, and the volume must refuse every read and write (503),
-never serve garbage (Solaris's defect); (4) at {reinsert} s they put disk 3 back
-(it is not taken back by itself) and at {force} s force the volume, which
+never serve garbage (Solaris's defect); (4) at {DF_REINSERT} s they put disk 3 back
+(it is not taken back by itself) and at {DF_FORCE} s force the volume, which
 serves again from the disks present, checks every block against its
 checksums (disk 3 missed the log writes made while it was out) and restarts
-the rebuild onto the spare. Expected: pattern D from {pull} s to {force} s, no
+the rebuild onto the spare. Expected: pattern D from {DF_PULL} s to {DF_FORCE} s, no
 data_error at any time."""
     return write("raid-macro-double-failure", "RAID-5 macro-benchmark: double failure (wrong disk pulled during the rebuild).",
-                 story, "threshold(3, 10m)", "low", True,
-                 [("warmup", fail), ("fault", pull - fail), ("outage", force - pull), ("recovery", end - force)], faults,
-                 knee=KNEE_MACRO)
+                 story, transient_policy("threshold(3, 10m)", "low", True),
+                 [("warmup", DF_FAIL), ("fault", DF_PULL - DF_FAIL), ("outage", DF_FORCE - DF_PULL), ("recovery", DF_END - DF_FORCE)],
+                 faults, load=open_load(KNEE_MACRO))
+
+
+def macro_double_failure_linux():
+    # A force is refused on a lost volume (409), and a refused step counts
+    # as a failed injection: the administrator's last step is not scheduled.
+    faults = "\n".join([
+        f"  - {{type: disk-power-fail, node: 1, disk: 2, at: {DF_FAIL}s, mode: sticky}}   # (1) a member fails; (2) rebuild onto the spare",
+        f"  - {{type: remove-wrong-disk, node: 1, disk: 3, at: {DF_PULL}s}}   # (3) the administrator pulls live disk 3",
+        f"  - {{type: replace-disk, node: 1, disk: 3, at: {DF_REINSERT}s, params: {{reinsert: \"true\"}}}}   # (4) puts disk 3 back: not taken back",
+    ])
+    story = f"""Brown and Patterson (2000) §4.2 scenario 2 (double failure), Linux: the
+linux policy set (paranoid, low-rate automatic rebuild, double_failure
+unrecoverable). (1) active disk 2 loses power at {DF_FAIL} s; (2) the volume
+starts rebuilding onto the spare; (3) at {DF_PULL} s, during the rebuild, the
+administrator pulls live disk 3 instead of the dead one: the volume
+refuses every read and write (503); (4) at {DF_REINSERT} s they put disk 3 back,
+which does not revive the volume. The paper found no way to make Linux
+take the disk back as data; neither is there one here: a force is refused
+(409, "the volume is lost"), so the scenario does not schedule one (a
+refused step would count as a failed injection). Expected: no page served
+from {DF_PULL} s to the end (outage and recovery), no data_error."""
+    return write("raid-macro-double-failure-linux", "RAID-5 macro-benchmark: double failure under the linux policy set.",
+                 story, policy_set("linux"),
+                 [("warmup", DF_FAIL), ("fault", DF_PULL - DF_FAIL), ("outage", DF_REINSERT - DF_PULL), ("recovery", DF_END - DF_REINSERT)],
+                 faults, load=open_load(KNEE_MACRO))
+
+
+def macro_double_failure_solaris():
+    # Solaris switched back to the reinserted disk by itself; that is not
+    # emulated, so neither the reinsertion nor a force is scheduled.
+    faults = "\n".join([
+        f"  - {{type: disk-power-fail, node: 1, disk: 2, at: {DF_FAIL}s, mode: sticky}}   # (1) a member fails; (2) rebuild onto the spare",
+        f"  - {{type: remove-wrong-disk, node: 1, disk: 3, at: {DF_PULL}s}}   # (3) the administrator pulls live disk 3",
+    ])
+    story = f"""Brown and Patterson (2000) §4.2 scenario 2 (double failure), Solaris: the
+solaris policy set (tolerant, high-rate automatic rebuild, double_failure
+keep-serving). (1) active disk 2 loses power at {DF_FAIL} s; (2) the volume
+starts rebuilding onto the spare, as fast as the disks go (~8-10 s, not
+scaled); (3) at {DF_PULL} s, during the rebuild, the administrator pulls live
+disk 3 instead of the dead one. Like Solaris, the array does not stop:
+the partially rebuilt spare becomes a member as it is, checksums are no
+longer checked, and every page beyond the rebuild's cursor on the two
+lost members comes back with wrong bytes — 200s that the clients'
+verification records as data_error. Solaris also switched back to the
+reinserted disk by itself, corrupting more; that step is not emulated and
+not scheduled. Expected: data_error from {DF_PULL} s on, in the outage phase."""
+    return write("raid-macro-double-failure-solaris", "RAID-5 macro-benchmark: double failure under the solaris policy set.",
+                 story, policy_set("solaris"),
+                 [("warmup", DF_FAIL), ("fault", DF_PULL - DF_FAIL), ("outage", DF_END - DF_PULL)],
+                 faults, load=open_load(KNEE_MACRO))
+
+
+def macro_double_failure_windows2000():
+    # Windows 2000 rebuilds only when the administrator starts it: here at
+    # once, so the wrong disk is still pulled during the rebuild.
+    start = DF_FAIL + 2
+    faults = "\n".join([
+        f"  - {{type: disk-power-fail, node: 1, disk: 2, at: {DF_FAIL}s, mode: sticky}}   # (1) a member fails",
+        f"  - {{type: start-reconstruction, node: 1, disk: 5, at: {start}s}}   # (2) the administrator starts the rebuild",
+        f"  - {{type: remove-wrong-disk, node: 1, disk: 3, at: {DF_PULL}s}}   # (3) and pulls live disk 3",
+        f"  - {{type: replace-disk, node: 1, disk: 3, at: {DF_REINSERT}s, params: {{reinsert: \"true\"}}}}   # (4) puts disk 3 back",
+        f"  - {{type: start-reconstruction, node: 1, disk: 0, at: {DF_FORCE}s, params: {{force: \"true\"}}}}   # and reactivates it",
+    ])
+    story = f"""Brown and Patterson (2000) §4.2 scenario 2 (double failure), Windows 2000:
+the windows2000 policy set (strict-writes, adaptive rebuild started by the
+administrator, double_failure recoverable). (1) active disk 2 loses power
+at {DF_FAIL} s; (2) at {start} s the administrator starts the rebuild onto the spare;
+(3) at {DF_PULL} s, during the rebuild, they pull live disk 3 instead of the dead
+one: the volume refuses every read and write (503); (4) at {DF_REINSERT} s they put
+disk 3 back (not taken back by itself) and at {DF_FORCE} s reactivate it (force),
+which also restarts the rebuild: the volume serves again, checking every
+block (disk 3 missed the log writes made while it was out), as Windows
+2000 served again once the administrator reactivated the disk.
+Expected: pattern D from {DF_PULL} s to {DF_FORCE} s, serving again after, no data_error."""
+    return write("raid-macro-double-failure-windows2000", "RAID-5 macro-benchmark: double failure under the windows2000 policy set.",
+                 story, policy_set("windows2000"),
+                 [("warmup", DF_FAIL), ("fault", DF_PULL - DF_FAIL), ("outage", DF_FORCE - DF_PULL), ("recovery", DF_END - DF_FORCE)],
+                 faults, load=open_load(KNEE_MACRO))
 
 
 def main():
     files = []
-    for policy in POLICIES:
+    for policy in [*POLICIES, "windows2000"]:
         for fault in FAULTS:
             files.append(micro(fault, policy))
     for policy in MACRO:
         files.append(macro_reconstruction(policy))
+    for policy in MACRO:
+        files.append(macro_reconstruction_closed(policy))
     files.append(macro_double_failure())
+    files.append(macro_double_failure_linux())
+    files.append(macro_double_failure_solaris())
+    files.append(macro_double_failure_windows2000())
     print("\n".join(files))
 
 
