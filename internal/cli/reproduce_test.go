@@ -59,6 +59,19 @@ func TestReproduceDryRunValidatesEverything(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(t.TempDir(), "never")); err == nil {
 		t.Error("--dry-run wrote the results directory")
 	}
+	// docs/papers.md quotes the plan's summary: the total and each paper's
+	// claim counts, as the command prints them today.
+	doc, err := os.ReadFile("../../docs/papers.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(line, "total: ") || strings.Contains(line, " claims (") {
+			if !strings.Contains(string(doc), line+"\n") {
+				t.Errorf("docs/papers.md does not quote the dry run's line %q: paste `faultbench reproduce all --dry-run`'s summary there", line)
+			}
+		}
+	}
 }
 
 // TestReproduceModelsRun runs every model command the registry names:
