@@ -118,6 +118,14 @@ type Config struct {
 	QueueLen       int           // per-peer send queue (messages); default 128 in ha (PRESS's small helper queue, whose overflow during a short hang makes the sequence gaps of Broadwell 2004, §4.3), 1024 otherwise
 	JoinWindow     time.Duration // perf: how long to keep dialling for the initial full mesh before reporting; default 30s
 
+	// ProcessTime is the processing every client request for a page
+	// needs on one of the node's ProcessCPUs before it is served (a
+	// CGI-like workload, Broadwell 2004, §4.4); 0 (default) serves static
+	// pages with no processing, as the paper's experiments did. See
+	// process.go for why it is a wait on an emulated CPU, not CPU work.
+	ProcessTime time.Duration
+	ProcessCPUs int // processors a node's requests share for ProcessTime; default 2, the paper's dual-CPU nodes
+
 	Incarnation uint32 // distinguishes restarts; default from the clock
 	Seed        int64  // drives every random choice of the node (fault offsets, sizes)
 
@@ -144,6 +152,7 @@ func DefaultConfig() Config {
 		BusyConns:      256,
 		QueueLen:       1024,
 		JoinWindow:     30 * time.Second,
+		ProcessCPUs:    2,
 	}
 }
 
@@ -166,6 +175,7 @@ func (c Config) withDefaults() Config {
 	setInt(&c.MissedBeats, d.MissedBeats)
 	setInt(&c.MaxConns, d.MaxConns)
 	setInt(&c.BusyConns, d.BusyConns)
+	setInt(&c.ProcessCPUs, d.ProcessCPUs)
 	if c.Mode == HA {
 		d.QueueLen = 128
 	}
@@ -227,6 +237,10 @@ func (c Config) Validate() error {
 			c.Heartbeat, c.ForwardTimeout, c.MessageTimeout, c.StallLimit, c.JoinWindow)
 	case c.MaxConns < 1 || c.BusyConns < 1 || c.QueueLen < 1:
 		return bad("max conns %d, busy conns %d and queue length %d must be positive", c.MaxConns, c.BusyConns, c.QueueLen)
+	case c.ProcessTime < 0 || c.ProcessTime > MaxProcessTime:
+		return bad("process time %v outside 0..%v (0 serves pages with no processing)", c.ProcessTime, MaxProcessTime)
+	case c.ProcessCPUs < 1 || c.ProcessCPUs > 1024:
+		return bad("process cpus %d outside 1..1024", c.ProcessCPUs)
 	}
 	return nil
 }

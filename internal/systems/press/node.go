@@ -38,6 +38,7 @@ type node struct {
 
 	mainMu sync.Mutex // perf: the single coordinating thread
 	open   atomic.Int64
+	cpus   *cpus // per-request processing; nil without it
 	peers  map[int]*peer
 
 	ctx    context.Context
@@ -82,6 +83,7 @@ func newNode(cfg Config) (*node, error) {
 		inPeer:  map[net.Conn]int{},
 		formed:  make(chan struct{}),
 		fatal:   make(chan error, 1),
+		cpus:    newCPUs(cfg.ProcessCPUs, cfg.ProcessTime),
 	}
 	n.core = NewCore(CoreConfig{
 		Node: cfg.Node, Mode: cfg.Mode, Peers: ids, Incarnation: cfg.Incarnation,
@@ -445,7 +447,16 @@ func (n *node) handler() http.Handler {
 			http.Error(w, "press: overloaded", http.StatusServiceUnavailable)
 			return
 		}
-		data, src, err := n.serve(r.Context(), uint32(i))
+		// Processing comes before the page is fetched and outside perf's
+		// coordinating thread: the request is computed on one of the
+		// node's processors, then served as a static page would be, so a
+		// request stalled on a hung peer holds no processor.
+		err := n.cpus.process(n.ctx)
+		var data []byte
+		var src Source
+		if err == nil {
+			data, src, err = n.serve(r.Context(), uint32(i))
+		}
 		if err != nil {
 			http.Error(w, "press: stopping", http.StatusServiceUnavailable)
 			return

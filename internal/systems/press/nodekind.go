@@ -33,6 +33,7 @@ func init() { nodeprog.Register(Kind, RunNode) }
 //	heartbeat=1s missed-beats=3 cache-pages=1200 forward-timeout=500ms
 //	message-timeout=1s stall-limit=2m max-conns=512 busy-conns=256
 //	queue-len=1024 join-window=30s seed=N incarnation=N
+//	process-time=0 process-cpus=2   per-request processing (Config.ProcessTime)
 //	events=stdout|stderr|none   where system.* events go, one JSON object a line
 //
 // --mode is perf, ha, robust, via0, via3 or via5; --peers lists every node's --listen address
@@ -106,7 +107,7 @@ func ConfigFromNode(nc nodeprog.Config, stdout, stderr io.Writer) (Config, error
 	cfg.ControlToken, _ = take("token")
 	durs := map[string]*time.Duration{
 		"heartbeat": &cfg.Heartbeat, "forward-timeout": &cfg.ForwardTimeout, "message-timeout": &cfg.MessageTimeout,
-		"stall-limit": &cfg.StallLimit, "join-window": &cfg.JoinWindow,
+		"stall-limit": &cfg.StallLimit, "join-window": &cfg.JoinWindow, "process-time": &cfg.ProcessTime,
 	}
 	for k, p := range durs {
 		if v, ok := take(k); ok {
@@ -117,7 +118,7 @@ func ConfigFromNode(nc nodeprog.Config, stdout, stderr io.Writer) (Config, error
 	}
 	ints := map[string]*int{
 		"missed-beats": &cfg.MissedBeats, "cache-pages": &cfg.CachePages, "max-conns": &cfg.MaxConns,
-		"busy-conns": &cfg.BusyConns, "queue-len": &cfg.QueueLen,
+		"busy-conns": &cfg.BusyConns, "queue-len": &cfg.QueueLen, "process-cpus": &cfg.ProcessCPUs,
 	}
 	for k, p := range ints {
 		if v, ok := take(k); ok {
