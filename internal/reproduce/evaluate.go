@@ -361,6 +361,8 @@ func measureSource(m *Measure) string {
 		s += "events " + m.Events.From + " → " + m.Events.To + " (s)"
 	case m.Answered != nil:
 		s += "share of " + m.Answered.From + " answered by " + m.Answered.To
+	case m.Drop != nil:
+		s += "worst window's drop below the baseline mean from " + m.Drop.From + " to " + m.Drop.To
 	case m.Largest != nil:
 		s += "largest " + m.Largest.Param + " with " + m.Largest.Text()
 	case m.Falls != nil:

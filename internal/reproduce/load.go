@@ -345,8 +345,8 @@ func (v *validator) measure(m *Measure, p *Paper, at func(...any) int, key, yaml
 	} else if !contains(runs, m.Run) {
 		v.errf(at(yamlKey, "run"), key+".run", "%q is not a run of experiment %s (have: %s)", m.Run, e.ID, strings.Join(runs, ", "))
 	}
-	if n := btoi(m.Key != "") + btoi(m.Events != nil) + btoi(m.Answered != nil) + btoi(m.Largest != nil) + btoi(m.Falls != nil); n != 1 {
-		v.errf(at(yamlKey), key, "give key (a path into the run's JSON), events (from, to), answered (from, to), largest (param, key, bound) or falls (param, key, at_most), one of them")
+	if n := btoi(m.Key != "") + btoi(m.Events != nil) + btoi(m.Answered != nil) + btoi(m.Drop != nil) + btoi(m.Largest != nil) + btoi(m.Falls != nil); n != 1 {
+		v.errf(at(yamlKey), key, "give key (a path into the run's JSON), events (from, to), answered (from, to), drop (from, to), largest (param, key, bound) or falls (param, key, at_most), one of them")
 	}
 	if f := m.Falls; f != nil {
 		fk := key + ".falls"
@@ -386,6 +386,9 @@ func (v *validator) measure(m *Measure, p *Paper, at func(...any) int, key, yaml
 	}
 	if m.Answered != nil && (m.Answered.From == "" || m.Answered.To == "" || e.Kind() != KindExamples) {
 		v.errf(at(yamlKey, "answered"), key+".answered", "want from and to (event kinds), on an experiment of examples")
+	}
+	if m.Drop != nil && (m.Drop.From == "" || m.Drop.To == "" || e.Kind() != KindExamples) {
+		v.errf(at(yamlKey, "drop"), key+".drop", "want from and to (event kinds), on an experiment of examples")
 	}
 	if m.Unscale && e.Kind() != KindExamples {
 		v.errf(at(yamlKey, "unscale"), key+".unscale", "only runs of examples have a time scale to undo")

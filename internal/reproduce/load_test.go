@@ -114,7 +114,7 @@ func TestParseErrorsNameLineAndKey(t *testing.T) {
 		{"duplicate experiment", "  - id: models\n", "  - id: runs\n", `"runs" is used twice`},
 		{"bad scale", "time_scale: 0.2", "time_scale: -1", "time_scale: -1: want a factor above 0"},
 		{"paper key", "paper: test99", "paper: Test", `paper: "Test": want the first author's name`},
-		{"key and answered", "key: faults.0.class}", "key: faults.0.class, answered: {from: fault.inject, to: system.x}}", "claims[0] (cls).measure: give key (a path into the run's JSON), events (from, to), answered (from, to), largest (param, key, bound) or falls (param, key, at_most), one of them"},
+		{"key and answered", "key: faults.0.class}", "key: faults.0.class, answered: {from: fault.inject, to: system.x}}", "claims[0] (cls).measure: give key (a path into the run's JSON), events (from, to), answered (from, to), drop (from, to), largest (param, key, bound) or falls (param, key, at_most), one of them"},
 		{"largest on examples", "key: faults.0.class}", "largest: {param: workload.users, key: throughput_mean_per_s, at_least: 1}}", "measure.largest: a capacity is read from a sweep's configurations"},
 		{"largest without bound", "experiment: models, key: p_loss}", "experiment: models, largest: {param: workload.users, key: throughput_mean_per_s}}", "give at_least or at_most, one of them"},
 		{"falls on examples", "key: faults.0.class}", "falls: {param: workload.users, key: throughput_mean_per_s, at_most: 0.5}}", "measure.falls: a fall is read from a sweep's configurations"},

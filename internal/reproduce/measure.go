@@ -211,14 +211,21 @@ func decodeJSON(data []byte) (any, error) {
 // eventSpan is the seconds from the first event of kind from to the first
 // event of kind to after it.
 func eventSpan(file string, span *EventSpan) (float64, error) {
+	start, end, err := eventTimes(file, span)
+	return end - start, err
+}
+
+// eventTimes is when, in the run's seconds, the first event of kind
+// span.From and the first event of kind span.To after it happened.
+func eventTimes(file string, span *EventSpan) (start, end float64, err error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	start := math.NaN()
+	start = math.NaN()
 	for sc.Scan() {
 		var e struct {
 			TS   float64 `json:"t_s"`
@@ -234,16 +241,68 @@ func eventSpan(file string, span *EventSpan) (float64, error) {
 			continue
 		}
 		if e.Kind == span.To {
-			return e.TS - start, nil
+			return start, e.TS, nil
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if math.IsNaN(start) {
-		return 0, fmt.Errorf("%s: no %s event", file, span.From)
+		return 0, 0, fmt.Errorf("%s: no %s event", file, span.From)
 	}
-	return 0, fmt.Errorf("%s: no %s event after %s at %.3f s", file, span.To, span.From, start)
+	return 0, 0, fmt.Errorf("%s: no %s event after %s at %.3f s", file, span.To, span.From, start)
+}
+
+// windowDrop is the worst window's fall during span in the run in dir:
+// (baseline.mean − the lowest throughput_ok_per_s of the valid windows
+// lying wholly inside the span) ÷ baseline.mean. A window the span only
+// touches is left out, as it mixes the span with what came before or
+// after (a fault's own dip just before a rebuild starts).
+func windowDrop(dir string, span *EventSpan) (float64, error) {
+	start, end, err := eventTimes(filepath.Join(dir, record.EventsFile), span)
+	if err != nil {
+		return 0, err
+	}
+	file := filepath.Join(dir, record.SummaryFile)
+	doc, err := readJSON(file)
+	if err != nil {
+		return 0, err
+	}
+	positive := func(key string) (float64, error) {
+		v, err := lookupPath(doc, key)
+		if err == nil && (v.IsText || !(v.Num > 0)) {
+			err = fmt.Errorf("%s is %s: want a number above 0", key, v)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%s: %v", file, err)
+		}
+		return v.Num, nil
+	}
+	mean, err := positive("baseline.mean")
+	if err != nil {
+		return 0, err
+	}
+	width, err := positive("run.window_s")
+	if err != nil {
+		return 0, err
+	}
+	windows, _, err := record.ReadWindows(filepath.Join(dir, record.WindowsFile))
+	if err != nil {
+		return 0, err
+	}
+	lowest, found := 0.0, false
+	for _, w := range windows {
+		if !w.Valid || w.StartS < start || w.StartS+width > end {
+			continue
+		}
+		if !found || w.ThroughputOK < lowest {
+			lowest, found = w.ThroughputOK, true
+		}
+	}
+	if !found {
+		return 0, fmt.Errorf("%s: no valid window of %s s lies wholly inside %s → %s (%.3f–%.3f s): run with longer spans or shorter windows", dir, formatNum(width), span.From, span.To, start, end)
+	}
+	return (mean - lowest) / mean, nil
 }
 
 // answeredFraction is the fraction of the events of kind span.From that
@@ -430,6 +489,12 @@ func readValue(kind, dir string, m *Measure, scale float64) (Value, error) {
 			return Value{}, err
 		}
 		v = Value{Num: a}
+	case m.Drop != nil:
+		d, err := windowDrop(dir, m.Drop)
+		if err != nil {
+			return Value{}, err
+		}
+		v = Value{Num: d}
 	default:
 		file := filepath.Join(dir, record.SummaryFile)
 		switch kind {

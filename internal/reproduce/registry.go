@@ -154,6 +154,12 @@ type Measure struct {
 	// of kind To followed before the next From (or the run's end): 1 when
 	// every fault was answered, e.g. each slowdown detected and restarted.
 	Answered *EventSpan `yaml:"answered"`
+	// Drop is the worst window's fall during a span of events.jsonl (the
+	// first From to the first To after it): (baseline mean − the lowest
+	// ok/s of a valid window of windows.csv wholly inside the span) ÷
+	// baseline mean, both from the same run, e.g. 0.34 for a rebuild that
+	// cost a third of the warm-up's throughput at its worst.
+	Drop *EventSpan `yaml:"drop"`
 	// Largest is a capacity read from a sweep: the largest value of a
 	// grid key at which a condition holds.
 	Largest *Largest `yaml:"largest"`
@@ -174,7 +180,7 @@ type Measure struct {
 // EventSpan names two event kinds of events.jsonl. As Measure.Events it
 // is the time from the first event of kind From to the first event of
 // kind To after it; as Measure.Answered, how many From events a To
-// followed.
+// followed; as Measure.Drop, the span whose windows are looked at.
 type EventSpan struct {
 	From string `yaml:"from"`
 	To   string `yaml:"to"`

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/faultbench/faultbench/internal/record"
 )
 
 func f(v float64) *float64 { return &v }
@@ -289,5 +291,72 @@ func TestFallsValue(t *testing.T) {
 	}
 	if _, err := fallsValue(doc, &Falls{Param: "workload.clients", Key: "throughput_mean_per_s", AtMost: 0.5}); err == nil {
 		t.Error("a grid key the sweep does not have: no error")
+	}
+}
+
+func TestWindowDrop(t *testing.T) {
+	span := &EventSpan{From: "system.raid.reconstruction.started", To: "system.raid.reconstruction.finished"}
+	write := func(t *testing.T, dir, name, data string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Windows of 2 s at 100 ok/s in the warm-up; the rebuild runs from
+	// 9.5 s to 16.5 s, so only the windows at 10, 12 and 14 s lie inside.
+	run := func(t *testing.T, events string, ok map[float64]float64, invalid float64) string {
+		dir := t.TempDir()
+		write(t, dir, record.SummaryFile, `{"run": {"window_s": 2}, "baseline": {"mean": 100}}`)
+		write(t, dir, record.EventsFile, events)
+		var windows []record.Window
+		for start := 0.0; start < 24; start += 2 {
+			w := record.Window{StartS: start, ThroughputOK: 100, Valid: start != invalid}
+			if v, ok := ok[start]; ok {
+				w.ThroughputOK = v
+			}
+			windows = append(windows, w)
+		}
+		if err := record.WriteWindows(filepath.Join(dir, record.WindowsFile), windows, nil); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	rebuild := `{"t_s": 5, "kind": "fault.inject"}
+{"t_s": 9.5, "kind": "system.raid.reconstruction.started"}
+{"t_s": 16.5, "kind": "system.raid.reconstruction.finished"}
+{"t_s": 18, "kind": "system.raid.reconstruction.started"}
+`
+	for _, tc := range []struct {
+		name    string
+		ok      map[float64]float64
+		invalid float64
+		want    float64
+	}{
+		{"the worst window inside", map[float64]float64{10: 80, 12: 66, 14: 90}, -1, 0.34},
+		{"windows the span only touches are left out", map[float64]float64{8: 10, 12: 82, 16: 20}, -1, 0.18},
+		{"an invalid window is no measurement", map[float64]float64{10: 5, 12: 75}, 10, 0.25},
+		{"a rise is a negative drop", map[float64]float64{10: 120, 12: 110, 14: 130}, -1, -0.1},
+		{"only the first span", map[float64]float64{12: 90, 18: 0, 20: 0}, -1, 0.1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := windowDrop(run(t, rebuild, tc.ok, tc.invalid), span)
+			if err != nil || math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("%v %v, want %v", got, err, tc.want)
+			}
+		})
+	}
+	short := `{"t_s": 10.5, "kind": "system.raid.reconstruction.started"}
+{"t_s": 12.2, "kind": "system.raid.reconstruction.finished"}
+`
+	if _, err := windowDrop(run(t, short, nil, -1), span); err == nil || !strings.Contains(err.Error(), "no valid window of 2 s") {
+		t.Errorf("a span shorter than a window: error %v", err)
+	}
+	if _, err := windowDrop(run(t, `{"t_s": 1, "kind": "fault.inject"}`+"\n", nil, -1), span); err == nil || !strings.Contains(err.Error(), "no system.raid.reconstruction.started event") {
+		t.Errorf("no rebuild: error %v", err)
+	}
+	dir := run(t, rebuild, nil, -1)
+	write(t, dir, record.SummaryFile, `{"run": {"window_s": 2}, "baseline": null}`)
+	if _, err := windowDrop(dir, span); err == nil || !strings.Contains(err.Error(), "baseline") {
+		t.Errorf("no baseline: error %v", err)
 	}
 }
