@@ -367,6 +367,8 @@ func measureSource(m *Measure) string {
 		s += "largest " + m.Largest.Param + " with " + m.Largest.Text()
 	case m.Falls != nil:
 		s += "first " + m.Falls.Param + " past the peak with " + m.Falls.Text()
+	case m.Config > 0:
+		s += fmt.Sprintf("cfg-%04d-r1 %s", m.Config, m.Key)
 	default:
 		s += m.Key
 	}

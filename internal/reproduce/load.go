@@ -390,6 +390,9 @@ func (v *validator) measure(m *Measure, p *Paper, at func(...any) int, key, yaml
 	if m.Drop != nil && (m.Drop.From == "" || m.Drop.To == "" || e.Kind() != KindExamples) {
 		v.errf(at(yamlKey, "drop"), key+".drop", "want from and to (event kinds), on an experiment of examples")
 	}
+	if m.Config != 0 && (m.Config < 0 || m.Key == "" || e.Kind() != KindSweep) {
+		v.errf(at(yamlKey, "config"), key+".config", "%d: want a configuration's number (1, 2, ...) with key, on an experiment of a sweep", m.Config)
+	}
 	if m.Unscale && e.Kind() != KindExamples {
 		v.errf(at(yamlKey, "unscale"), key+".unscale", "only runs of examples have a time scale to undo")
 	}

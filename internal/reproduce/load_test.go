@@ -119,6 +119,7 @@ func TestParseErrorsNameLineAndKey(t *testing.T) {
 		{"largest without bound", "experiment: models, key: p_loss}", "experiment: models, largest: {param: workload.users, key: throughput_mean_per_s}}", "give at_least or at_most, one of them"},
 		{"falls on examples", "key: faults.0.class}", "falls: {param: workload.users, key: throughput_mean_per_s, at_most: 0.5}}", "measure.falls: a fall is read from a sweep's configurations"},
 		{"falls without share", "experiment: models, key: p_loss}", "experiment: models, falls: {param: workload.users, key: throughput_mean_per_s}}", "measure.falls.at_most: 0: want the share of the peak"},
+		{"config on examples", "key: faults.0.class}", "key: faults.0.class, config: 2}", "measure.config: 2: want a configuration's number (1, 2, ...) with key, on an experiment of a sweep"},
 		{"answered on models", "experiment: models, key: p_loss}", "experiment: models, answered: {from: fault.inject, to: system.x}}", "measure.answered: want from and to (event kinds), on an experiment of examples"},
 		{"events on models", "events: {from: fault.inject, to: system.x}}", "events: {from: fault.inject, to: system.x}}\n      unscale: true", ""},
 	}

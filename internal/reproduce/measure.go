@@ -502,6 +502,9 @@ func readValue(kind, dir string, m *Measure, scale float64) (Value, error) {
 			file = filepath.Join(dir, ModelFile)
 		case KindSweep:
 			file = filepath.Join(dir, "sweep.json")
+			if m.Config > 0 {
+				file = filepath.Join(dir, fmt.Sprintf("cfg-%04d-r1", m.Config), record.SummaryFile)
+			}
 		}
 		doc, err := readJSON(file)
 		if err != nil {

@@ -167,6 +167,12 @@ type Measure struct {
 	// sweep: the first grid value past the peak at which it is at most a
 	// share of the peak.
 	Falls *Falls `yaml:"falls"`
+	// Config, on a sweep, reads Key from the summary.json of that
+	// configuration's first run (configurations numbered from 1 in the
+	// sweep's order, as cfg-NNNN) instead of from sweep.json: a run's
+	// phases, punctuality, p_exceed and demerits, which sweep.json does
+	// not pool.
+	Config int `yaml:"config"`
 	// Unscale divides a duration by the run's time scale, putting it on
 	// the scenario's clock (as docs/press.md's tables do).
 	Unscale bool    `yaml:"unscale"`

@@ -360,3 +360,37 @@ func TestWindowDrop(t *testing.T) {
 		t.Errorf("no baseline: error %v", err)
 	}
 }
+
+// A sweep's claim reads sweep.json, or with config one configuration's
+// own summary.json.
+func TestSweepConfigSummary(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("sweep.json", `{"configs": [{"config": 1, "throughput_mean_per_s": 800}, {"config": 2, "throughput_mean_per_s": 700}]}`)
+	write("cfg-0001-r1/"+record.SummaryFile, `{"phases": {"recovery": {"punctuality": 0.9}}}`)
+	write("cfg-0002-r1/"+record.SummaryFile, `{"phases": {"recovery": {"punctuality": 0.3}}}`)
+	for _, tc := range []struct {
+		m    Measure
+		want float64
+	}{
+		{Measure{Key: "configs[config=2].throughput_mean_per_s"}, 700},
+		{Measure{Key: "phases.recovery.punctuality", Config: 1}, 0.9},
+		{Measure{Key: "phases.recovery.punctuality", Config: 2}, 0.3},
+	} {
+		v, err := readValue(KindSweep, dir, &tc.m, 0.1)
+		if err != nil || v.Num != tc.want {
+			t.Errorf("config %d %s: %v %v, want %v", tc.m.Config, tc.m.Key, v, err, tc.want)
+		}
+	}
+	if _, err := readValue(KindSweep, dir, &Measure{Key: "phases.recovery.punctuality", Config: 3}, 0.1); err == nil || !strings.Contains(err.Error(), "cfg-0003-r1") {
+		t.Errorf("a configuration the sweep has not run: error %v, want it named", err)
+	}
+}
