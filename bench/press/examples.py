@@ -214,6 +214,37 @@ ACCEL_OCC = 20      # seconds a transient occurrence lasts
 ACCEL_DETECT = 30   # seconds until the operator notices
 
 
+def accel_body(name, mode, phase_list, lines, policy):
+    """The scenario of an accelerated-load run: examples/press-MODE-accelerated.yaml
+    and the matched single-fault runs share everything but phases and faults."""
+    ph = "\n".join(f"  - {{name: {n}, duration: {d}s}}" for n, d in phase_list)
+    return f"""name: {name}
+seed: 1
+cluster:
+  system: press
+  mode: {mode}
+  nodes: 4
+  boot: {ACCEL_OCC}s              # a crashed host is back this long after the crash
+  pages: 18000
+  page_size: 26624
+workload:
+  rate: 800
+  arrivals: poisson
+  clients: 4
+  trace: "zipf:18000:1.0"
+  connect_timeout: 2s
+  response_timeout: 6s
+  window: 5s
+phases:
+{ph}
+faults:
+{chr(10).join(lines)}
+operator:
+  detect_after: {ACCEL_DETECT}s
+  policy: {policy}
+"""
+
+
 def accelerated(mode):
     """A 30-minute run in which every fault type of Nagaraja et al. (2002)'s
     load recurs as a Poisson process at a compressed rate, the operator on:
@@ -238,32 +269,7 @@ def accelerated(mode):
 #
 # Run:    faultbench run {file}            (30 min)
 # CI:     faultbench run {file} --time-scale 0.1   (3 min)
-name: {name}
-seed: 1
-cluster:
-  system: press
-  mode: {mode}
-  nodes: 4
-  boot: {ACCEL_OCC}s              # a crashed host is back this long after the crash
-  pages: 18000
-  page_size: 26624
-workload:
-  rate: 800
-  arrivals: poisson
-  clients: 4
-  trace: "zipf:18000:1.0"
-  connect_timeout: 2s
-  response_timeout: 6s
-  window: 5s
-phases:
-  - {{name: warmup, duration: 60s}}
-  - {{name: faults, duration: 1740s}}
-faults:
-{chr(10).join(lines)}
-operator:
-  detect_after: {ACCEL_DETECT}s
-  policy: {policy}
-"""
+""" + accel_body(name, mode, [("warmup", 60), ("faults", 1740)], lines, policy)
     with open(file, "w") as f:
         f.write(text)
     return file
@@ -313,33 +319,8 @@ def matched(mode, fault):
 #
 # Run:    faultbench run {file}            (3 min)
 # CI:     faultbench run {file} --time-scale 0.1
-name: {name}-matched
-seed: 1
-cluster:
-  system: press
-  mode: {mode}
-  nodes: 4
-  boot: {ACCEL_OCC}s              # a crashed host is back this long after the crash
-  pages: 18000
-  page_size: 26624
-workload:
-  rate: 800
-  arrivals: poisson
-  clients: 4
-  trace: "zipf:18000:1.0"
-  connect_timeout: 2s
-  response_timeout: 6s
-  window: 5s
-phases:
-  - {{name: warmup, duration: 60s}}
-  - {{name: fault, duration: 60s}}
-  - {{name: post, duration: 60s}}
-faults:
-{accel_line(mode, fault, node=2, every=False)}
-operator:
-  detect_after: {ACCEL_DETECT}s
-  policy: {accel_policy(mode)}
-"""
+""" + accel_body(f"{name}-matched", mode, [("warmup", 60), ("fault", 60), ("post", 60)],
+                   [accel_line(mode, fault, node=2, every=False)], accel_policy(mode))
     os.makedirs(os.path.dirname(file), exist_ok=True)
     with open(file, "w") as f:
         f.write(text)

@@ -16,19 +16,11 @@ scale=${1:-0.1}
 out=${2:-/tmp/press-nagaraja}
 [ $# -ge 2 ] && shift 2 || shift $#
 modes=${*:-"perf ha robust via0 via3 via5"}
-faults="link-down switch-down node-crash node-freeze mem-pin-fail mem-alloc-fail app-crash app-hang bad-param-null bad-param-offset bad-param-size"
 mkdir -p "$out"
 fb=${FB:-$out/faultbench}
 [ -n "${FB:-}" ] || go build -o "$fb" ./cmd/faultbench
 for m in $modes; do
-	for f in $faults; do
-		dir=$out/$m/$f
-		[ -e "$dir/summary.json" ] && continue
-		rm -rf "$dir"
-		mkdir -p "$out/$m"
-		echo "== $m $f" >&2
-		"$fb" run "examples/press-$m-$f.yaml" --time-scale "$scale" --quiet -o "$dir" || echo "   $m $f exited $?" >&2
-	done
+	FB=$fb bench/press/runs.sh examples "$scale" "$out/$m" "$m"
 	"$fb" model fromruns "$out/$m"/* --faultload examples/models/nagaraja-faultload.yaml -o "$out/$m.model.yaml" ||
 		echo "   fromruns $m exited $?" >&2
 done

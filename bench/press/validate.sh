@@ -24,21 +24,13 @@ out=${OUT:-/tmp/press-nagaraja}
 fb=${FB:-$out/faultbench}
 mkdir -p "$out"
 [ -x "$fb" ] || go build -o "$fb" ./cmd/faultbench
-faults="link-down switch-down node-crash node-freeze mem-pin-fail mem-alloc-fail app-crash app-hang bad-param-null bad-param-offset bad-param-size"
 for m in $modes; do
 	if [ "${PHASE1:-matched}" = nagaraja ]; then
 		FB=$fb bench/press/nagaraja.sh "$scale" "$out" "$m"
 		single=$out/$m
 	else
 		single=$out/matched/$m
-		for f in $faults; do
-			dir=$single/$f
-			[ -e "$dir/summary.json" ] && continue
-			rm -rf "$dir"
-			mkdir -p "$single"
-			echo "== $m $f (matched)" >&2
-			"$fb" run "examples/validate/press-$m-$f.yaml" --time-scale "$scale" --quiet -o "$dir" || echo "   $m $f exited $?" >&2
-		done
+		FB=$fb bench/press/runs.sh examples/validate "$scale" "$single" "$m"
 	fi
 	runs=
 	for seed in ${SEEDS:-1}; do
