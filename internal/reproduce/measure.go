@@ -215,17 +215,17 @@ func eventSpan(file string, span *EventSpan) (float64, error) {
 	return end - start, err
 }
 
-// eventTimes is when, in the run's seconds, the first event of kind
-// span.From and the first event of kind span.To after it happened.
-func eventTimes(file string, span *EventSpan) (start, end float64, err error) {
+// eachEvent calls fn with the time and kind of every event in an
+// events.jsonl file, in order, until fn returns false. Lines that do not
+// parse are skipped.
+func eachEvent(file string, fn func(ts float64, kind string) bool) error {
 	f, err := os.Open(file)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	start = math.NaN()
 	for sc.Scan() {
 		var e struct {
 			TS   float64 `json:"t_s"`
@@ -234,23 +234,38 @@ func eventTimes(file string, span *EventSpan) (start, end float64, err error) {
 		if json.Unmarshal(sc.Bytes(), &e) != nil {
 			continue
 		}
-		if math.IsNaN(start) {
-			if e.Kind == span.From {
-				start = e.TS
+		if !fn(e.TS, e.Kind) {
+			return nil
+		}
+	}
+	return sc.Err()
+}
+
+// eventTimes is when, in the run's seconds, the first event of kind
+// span.From and the first event of kind span.To after it happened.
+func eventTimes(file string, span *EventSpan) (start, end float64, err error) {
+	start, end = math.NaN(), math.NaN()
+	err = eachEvent(file, func(ts float64, kind string) bool {
+		switch {
+		case math.IsNaN(start):
+			if kind == span.From {
+				start = ts
 			}
-			continue
+		case kind == span.To:
+			end = ts
+			return false
 		}
-		if e.Kind == span.To {
-			return start, e.TS, nil
-		}
-	}
-	if err := sc.Err(); err != nil {
+		return true
+	})
+	switch {
+	case err != nil:
 		return 0, 0, err
-	}
-	if math.IsNaN(start) {
+	case math.IsNaN(start):
 		return 0, 0, fmt.Errorf("%s: no %s event", file, span.From)
+	case math.IsNaN(end):
+		return 0, 0, fmt.Errorf("%s: no %s event after %s at %.3f s", file, span.To, span.From, start)
 	}
-	return 0, 0, fmt.Errorf("%s: no %s event after %s at %.3f s", file, span.To, span.From, start)
+	return start, end, nil
 }
 
 // windowDrop is the worst window's fall during span in the run in dir:
@@ -310,23 +325,10 @@ func windowDrop(dir string, span *EventSpan) (float64, error) {
 // end. Several To events after one From answer it once; a To before any
 // From answers nothing.
 func answeredFraction(file string, span *EventSpan) (float64, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	var froms, answered int
 	pending := false
-	for sc.Scan() {
-		var e struct {
-			Kind string `json:"kind"`
-		}
-		if json.Unmarshal(sc.Bytes(), &e) != nil {
-			continue
-		}
-		switch e.Kind {
+	err := eachEvent(file, func(_ float64, kind string) bool {
+		switch kind {
 		case span.From:
 			froms++
 			pending = true
@@ -336,8 +338,9 @@ func answeredFraction(file string, span *EventSpan) (float64, error) {
 				pending = false
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
+		return true
+	})
+	if err != nil {
 		return 0, err
 	}
 	if froms == 0 {
