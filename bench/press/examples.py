@@ -55,7 +55,19 @@ cluster:
   # hits, remote hits (forwards) and page-set reads all happen.
   pages: 18000
   page_size: 26624
-workload:
+{workload}phases:
+{phases}
+faults:
+{faults}
+operator:
+{operator}
+"""
+
+
+def workload(rate):
+    """The §3.4 workload every PRESS example shares: 4 client emulators,
+    Poisson arrivals over the Zipf page set, 2 s / 6 s timeouts, 5 s windows."""
+    return f"""workload:
   rate: {rate}
   arrivals: poisson
   clients: 4
@@ -63,12 +75,6 @@ workload:
   connect_timeout: 2s
   response_timeout: 6s
   window: 5s
-phases:
-{phases}
-faults:
-{faults}
-operator:
-{operator}
 """
 
 
@@ -203,7 +209,7 @@ def experiment(mode, fault, rate=800, name=None, title=None):
     total = sum(int(x.split("duration: ")[1].split("s")[0]) for x in ph.splitlines())
     title = title or f"PRESS ({mode}) under {fault} of one of four nodes."
     text = HEADER.format(title=title, story=story, file=file, minutes=f"{total / 60:.1f}".rstrip("0").rstrip(".")) + \
-        BODY.format(name=name, mode=mode, boot=boot, rate=rate, phases=ph, faults=faults, operator=op)
+        BODY.format(name=name, mode=mode, boot=boot, workload=workload(rate), phases=ph, faults=faults, operator=op)
     with open(file, "w") as f:
         f.write(text)
     return file
@@ -227,15 +233,7 @@ cluster:
   boot: {ACCEL_OCC}s              # a crashed host is back this long after the crash
   pages: 18000
   page_size: 26624
-workload:
-  rate: 800
-  arrivals: poisson
-  clients: 4
-  trace: "zipf:18000:1.0"
-  connect_timeout: 2s
-  response_timeout: 6s
-  window: 5s
-phases:
+{workload(800)}phases:
 {ph}
 faults:
 {chr(10).join(lines)}
@@ -372,15 +370,7 @@ cluster:
   page_size: 26624
   options:
     missed-beats: "{SHORT_HANG_BEATS}"    # detection (40 s) longer than the hang (30 s)
-workload:
-  rate: 800
-  arrivals: poisson
-  clients: 4
-  trace: "zipf:18000:1.0"
-  connect_timeout: 2s
-  response_timeout: 6s
-  window: 5s
-phases:
+{workload(800)}phases:
   - {{name: warmup, duration: 60s}}
   - {{name: hang, duration: 30s}}
   - {{name: resumed, duration: {half}s}}
