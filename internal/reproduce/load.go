@@ -325,6 +325,21 @@ func (v *validator) rule(c *Claim, pub Published, pubOK bool, at func(...any) in
 	}
 }
 
+// checkGrid checks what a measure read from a sweep's configurations
+// (largest, falls) needs: an experiment of a sweep, a grid key param and a
+// path key into a configuration. what names the measure's value in the
+// error ("a capacity").
+func checkGrid(v *validator, e *Experiment, at func(...any) int, yamlKey, name, key, what, param, path string) {
+	if e.Kind() != KindSweep {
+		v.errf(at(yamlKey, name), key, "%s is read from a sweep's configurations: use it on an experiment of a sweep", what)
+	}
+	if param == "" || path == "" {
+		v.errf(at(yamlKey, name), key, "want param (a grid key, e.g. workload.users) and key (a path in a configuration, e.g. throughput_mean_per_s)")
+	} else if _, err := parsePath(path); err != nil {
+		v.errf(at(yamlKey, name, "key"), key+".key", "%v", err)
+	}
+}
+
 func (v *validator) measure(m *Measure, p *Paper, at func(...any) int, key, yamlKey string) {
 	e := p.Experiment(m.Experiment)
 	if e == nil {
@@ -350,28 +365,14 @@ func (v *validator) measure(m *Measure, p *Paper, at func(...any) int, key, yaml
 	}
 	if f := m.Falls; f != nil {
 		fk := key + ".falls"
-		if e.Kind() != KindSweep {
-			v.errf(at(yamlKey, "falls"), fk, "a fall is read from a sweep's configurations: use it on an experiment of a sweep")
-		}
-		if f.Param == "" || f.Key == "" {
-			v.errf(at(yamlKey, "falls"), fk, "want param (a grid key, e.g. workload.users) and key (a path in a configuration, e.g. throughput_mean_per_s)")
-		} else if _, err := parsePath(f.Key); err != nil {
-			v.errf(at(yamlKey, "falls", "key"), fk+".key", "%v", err)
-		}
+		checkGrid(v, e, at, yamlKey, "falls", fk, "a fall", f.Param, f.Key)
 		if !(f.AtMost > 0 && f.AtMost < 1) {
 			v.errf(at(yamlKey, "falls"), fk+".at_most", "%v: want the share of the peak, above 0 and below 1", f.AtMost)
 		}
 	}
 	if l := m.Largest; l != nil {
 		lk := key + ".largest"
-		if e.Kind() != KindSweep {
-			v.errf(at(yamlKey, "largest"), lk, "a capacity is read from a sweep's configurations: use it on an experiment of a sweep")
-		}
-		if l.Param == "" || l.Key == "" {
-			v.errf(at(yamlKey, "largest"), lk, "want param (a grid key, e.g. workload.users) and key (a path in a configuration, e.g. throughput_mean_per_s)")
-		} else if _, err := parsePath(l.Key); err != nil {
-			v.errf(at(yamlKey, "largest", "key"), lk+".key", "%v", err)
-		}
+		checkGrid(v, e, at, yamlKey, "largest", lk, "a capacity", l.Param, l.Key)
 		if (l.AtLeast == nil) == (l.AtMost == nil) {
 			v.errf(at(yamlKey, "largest"), lk, "give at_least or at_most, one of them: the bound the capacity keeps")
 		}
@@ -381,14 +382,13 @@ func (v *validator) measure(m *Measure, p *Paper, at func(...any) int, key, yaml
 			v.errf(at(yamlKey, "key"), key+".key", "%v", err)
 		}
 	}
-	if m.Events != nil && (m.Events.From == "" || m.Events.To == "" || e.Kind() != KindExamples) {
-		v.errf(at(yamlKey, "events"), key+".events", "want from and to (event kinds), on an experiment of examples")
-	}
-	if m.Answered != nil && (m.Answered.From == "" || m.Answered.To == "" || e.Kind() != KindExamples) {
-		v.errf(at(yamlKey, "answered"), key+".answered", "want from and to (event kinds), on an experiment of examples")
-	}
-	if m.Drop != nil && (m.Drop.From == "" || m.Drop.To == "" || e.Kind() != KindExamples) {
-		v.errf(at(yamlKey, "drop"), key+".drop", "want from and to (event kinds), on an experiment of examples")
+	for _, sp := range []struct {
+		name string
+		span *EventSpan
+	}{{"events", m.Events}, {"answered", m.Answered}, {"drop", m.Drop}} {
+		if sp.span != nil && (sp.span.From == "" || sp.span.To == "" || e.Kind() != KindExamples) {
+			v.errf(at(yamlKey, sp.name), key+"."+sp.name, "want from and to (event kinds), on an experiment of examples")
+		}
 	}
 	if m.Config != 0 && (m.Config < 0 || m.Key == "" || e.Kind() != KindSweep) {
 		v.errf(at(yamlKey, "config"), key+".config", "%d: want a configuration's number (1, 2, ...) with key, on an experiment of a sweep", m.Config)
