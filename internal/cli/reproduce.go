@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -27,6 +28,7 @@ type reproduceFlags struct {
 	reps      int
 	resume    bool
 	dryRun    bool
+	tableOnly bool
 	quiet     bool
 	root      string
 }
@@ -42,7 +44,7 @@ func newReproduceCmd() *cobra.Command {
 		fmt.Fprintf(&list, "  (the registry does not load: %v)\n", err)
 	}
 	cmd := &cobra.Command{
-		Use:   "reproduce PAPER|all [--only ID,...] [-o DIR] [--time-scale F] [--reps N] [--resume] [--dry-run]",
+		Use:   "reproduce PAPER|all [--only ID,...] [-o DIR] [--time-scale F] [--reps N] [--resume] [--dry-run] [--table-only]",
 		Short: "Rerun a paper's experiments and set every published value beside the measured one",
 		Long: `reproduce runs a paper's experiments — its examples, sweeps and model
 commands, each repeated — with progress over the whole set (i of n, ETA),
@@ -61,9 +63,11 @@ The estimated time is printed before anything starts; --dry-run prints
 the plan (experiments, runs, estimate) after checking every scenario,
 sweep and model input, and runs nothing. A failed run is marked failed
 with its reason and the rest go on; the same command with --resume skips
-complete runs and redoes the others. Exit status 1 when a run failed or
-the command was interrupted (the tables are written either way).
-See docs/papers.md.`,
+complete runs and redoes the others. --table-only runs nothing: it judges
+every claim from what DIR already holds (runs made by earlier commands,
+in one sitting or several) and rewrites the tables. Exit status 1 when a
+run failed or the command was interrupted (the tables are written either
+way). See docs/papers.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err != nil {
@@ -79,6 +83,7 @@ See docs/papers.md.`,
 	fl.IntVar(&f.reps, "reps", 0, "repetitions of every example and sweep instead of each experiment's own")
 	fl.BoolVar(&f.resume, "resume", false, "continue in DIR: skip complete runs, redo the others")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check everything and print the experiments, runs and estimated time; run nothing")
+	fl.BoolVar(&f.tableOnly, "table-only", false, "run nothing: judge the claims from the runs DIR holds and rewrite its tables")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress lines")
 	fl.StringVar(&f.root, "root", ".", "the repository root, where examples/ is")
 	return cmd
@@ -120,6 +125,9 @@ func runReproduce(ctx context.Context, cmd *cobra.Command, papers []*reproduce.P
 		plan.Summary(cmd.OutOrStdout())
 		return nil
 	}
+	if f.tableOnly {
+		return writeReproduceTable(cmd, plan, paper, out)
+	}
 	var progress io.Writer
 	if !f.quiet {
 		progress = stderr
@@ -142,6 +150,29 @@ func runReproduce(ctx context.Context, cmd *cobra.Command, papers []*reproduce.P
 	if res.Failed > 0 {
 		return Failed(fmt.Errorf("%d of %d runs failed: their claims are marked failed in the table; the same command with --resume redoes them", res.Failed, res.Ran))
 	}
+	return nil
+}
+
+// writeReproduceTable judges the plan's papers from the runs out holds and
+// rewrites its tables, running nothing: for a directory filled by several
+// commands (--only, --resume, sittings on different days) or claims edited
+// since the runs.
+func writeReproduceTable(cmd *cobra.Command, plan *reproduce.Plan, paper, out string) error {
+	if fi, err := os.Stat(out); err != nil || !fi.IsDir() {
+		return BadInput(fmt.Errorf("--table-only: %s is not a results directory of reproduce (-o DIR names one)", out))
+	}
+	rep, err := reproduce.Evaluate(plan.Papers, out)
+	if err != nil {
+		return Failed(err)
+	}
+	rep.Command = commandLine(cmd, paper)
+	if err := rep.Write(out); err != nil {
+		return Failed(err)
+	}
+	if err := rep.WriteText(cmd.OutOrStdout()); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "table: %s\n", filepath.Join(out, reproduce.HTMLFile))
 	return nil
 }
 

@@ -114,6 +114,31 @@ func TestReproduceModelsRun(t *testing.T) {
 			}
 		}
 	}
+
+	// --table-only judges the same runs again, runs nothing, and says so in
+	// the command it records; the verdicts do not move.
+	if err := os.Remove(filepath.Join(out, reproduce.JSONFile)); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = run(t, "reproduce", "all", "--table-only", "--root", "../..", "-o", out)
+	if code != ExitOK || !strings.Contains(stdout, "table: ") {
+		t.Fatalf("--table-only: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	again := readReproduce(t, out)
+	if !strings.Contains(again.Command, "--table-only") {
+		t.Errorf("the table's command is %q, want the --table-only one", again.Command)
+	}
+	for i, p := range rep.Papers {
+		for j, c := range p.Claims {
+			if got := again.Papers[i].Claims[j]; got.ID != c.ID || got.Verdict != c.Verdict {
+				t.Errorf("%s %s: %s after --table-only, %s before", p.Key, got.ID, got.Verdict, c.Verdict)
+			}
+		}
+	}
+	_, stderr, code = run(t, "reproduce", "all", "--table-only", "--root", "../..", "-o", filepath.Join(t.TempDir(), "none"))
+	if code != ExitBadInput || !strings.Contains(stderr, "is not a results directory of reproduce") {
+		t.Errorf("--table-only on a missing directory: exit %d, stderr %s", code, stderr)
+	}
 }
 
 func readReproduce(t *testing.T, out string) reproduce.Report {
