@@ -165,7 +165,7 @@ func (c *Processes) assignAddrs() ([]string, error) {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
 			if c.spec.Port != 0 && strings.Contains(err.Error(), "address already in use") {
-				return nil, fmt.Errorf("node %d: %s is already in use; stop what listens there or choose another port", i+1, addr)
+				return nil, fmt.Errorf("node %d: %s is already in use (another faultbench run? press and ssm clusters take 127.0.0.11 and up, port 8080 unless cluster.port says otherwise); stop what listens there or give this run another cluster.port", i+1, addr)
 			}
 			return nil, fmt.Errorf("node %d: cannot listen on %s: %w", i+1, addr, err)
 		}

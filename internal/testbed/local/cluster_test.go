@@ -147,7 +147,7 @@ func TestStartErrors(t *testing.T) {
 	defer ln.Close()
 	spec := testSpec(t.TempDir())
 	spec.Port = ln.Addr().(*net.TCPAddr).Port
-	if _, err := Start(context.Background(), spec, nil); err == nil || !strings.Contains(err.Error(), "node 1: 127.0.0.11") || !strings.Contains(err.Error(), "in use") {
+	if _, err := Start(context.Background(), spec, nil); err == nil || !strings.Contains(err.Error(), "node 1: 127.0.0.11") || !strings.Contains(err.Error(), "in use") || !strings.Contains(err.Error(), "another cluster.port") {
 		t.Fatalf("port in use: %v", err)
 	}
 
