@@ -38,6 +38,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -199,7 +200,7 @@ type trial struct {
 	rate      float64 // offered (open loop) or achieved (wrk) requests/s
 	okRate    float64 // ok answers per second
 	requests  int64   // requests completed
-	cpuPerReq float64 // seconds of generator CPU per completed request
+	cpuPerReq float64 // seconds of generator CPU per completed request; NaN when it could not be read
 	lagP99    float64 // faultbench only: send lag p99, seconds
 	pass      bool
 	why       string // why it did not pass
@@ -248,7 +249,13 @@ func search(ctx context.Context, name string, start float64, try func(float64) (
 func roundRate(r float64) float64 { return float64(int(r/50+0.5)) * 50 }
 
 func verdict(t trial) string {
-	s := fmt.Sprintf("ok %.0f/s, %.1f µs CPU/req", t.okRate, t.cpuPerReq*1e6)
+	cpu := fmt.Sprintf("%.1f µs CPU/req", t.cpuPerReq*1e6)
+	if math.IsNaN(t.cpuPerReq) {
+		// The sampler has no reading at the run's end: an overloaded run
+		// whose phase ran past the samples. Not 0, which a median would take.
+		cpu = "CPU not read"
+	}
+	s := fmt.Sprintf("ok %.0f/s, %s", t.okRate, cpu)
 	if !t.pass {
 		s += " — not sustained: " + t.why
 	}
@@ -318,7 +325,7 @@ func (o options) vegetaTrial(ctx context.Context, addr, mode string, rate float6
 	if err := json.Unmarshal(out, &rep); err != nil {
 		return trial{}, fmt.Errorf("vegeta report: %w", err)
 	}
-	t := trial{rate: rate, okRate: rep.Throughput, requests: rep.Requests}
+	t := trial{rate: rate, okRate: rep.Throughput, requests: rep.Requests, cpuPerReq: math.NaN()}
 	if rep.Requests > 0 {
 		t.cpuPerReq = cpu / float64(rep.Requests)
 	}
@@ -386,7 +393,7 @@ func (o options) faultbenchTrial(ctx context.Context, mode string, rate float64,
 		return trial{}, err
 	}
 	s := sum.Overall
-	t := trial{rate: rate, okRate: s.OKPerS, requests: s.Attempts - s.GenRefused - s.CutShort, lagP99: s.LagP99}
+	t := trial{rate: rate, okRate: s.OKPerS, requests: s.Attempts - s.GenRefused - s.CutShort, lagP99: s.LagP99, cpuPerReq: math.NaN()}
 	if cpu, ok := ticks.between(prov.Started, prov.Started.Add(o.duration)); ok && t.requests > 0 {
 		t.cpuPerReq = cpu / float64(t.requests)
 	}
@@ -466,7 +473,9 @@ func (o options) compareBinaries(ctx context.Context) error {
 					return err
 				}
 				fmt.Fprintf(os.Stderr, "  %s %s %.0f/s: %s\n", bin, mode, rate, verdict(t))
-				cpu[bin] = append(cpu[bin], t.cpuPerReq)
+				if !math.IsNaN(t.cpuPerReq) {
+					cpu[bin] = append(cpu[bin], t.cpuPerReq)
+				}
 				if t.pass {
 					pass[bin]++
 				}
@@ -514,14 +523,17 @@ func rates(ts []trial) []float64 {
 func cpus(ts []trial) []float64 {
 	var v []float64
 	for _, t := range ts {
-		v = append(v, t.cpuPerReq)
+		if !math.IsNaN(t.cpuPerReq) {
+			v = append(v, t.cpuPerReq)
+		}
 	}
 	return v
 }
 
+// median is NaN for no values (printed as NaN, never as a measured 0).
 func median(v []float64) float64 {
 	if len(v) == 0 {
-		return 0
+		return math.NaN()
 	}
 	s := slices.Clone(v)
 	slices.Sort(s)
