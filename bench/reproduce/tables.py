@@ -25,6 +25,7 @@ no code.
 import json
 import math
 import os
+import re
 import sys
 
 DEFAULT_DIR = "docs/results/reproduce"
@@ -41,8 +42,11 @@ DEFAULT_DIR = "docs/results/reproduce"
 #   events   {"from": KIND, "to": KIND}: seconds from the first event of kind
 #            from to the first of kind to after it (events.jsonl), as the
 #            reproduce claims measure it
-#   count    {"kind": KIND, "after": KIND}: events of that kind after the
-#            first event of kind after (events.jsonl)
+#   event_numbers
+#            {"kind": KIND, "after": KIND, "between": [KEY, KEY], "value": V}:
+#            the events of that kind (after the first event of kind after;
+#            at times from the first key's value to the second's), and V one
+#            of count, or sum, first, max of the first number in each detail
 #   text     the cell is this text, "{name}" replaced from the row's vars
 #            (published values beside the measured ones)
 #   mode     True: the values are texts; the cell is the most frequent
@@ -88,7 +92,7 @@ _SENSITIVITY_COLUMNS = [
 TABLES = {
     "press-table2": {
         "what": "Broadwell (2004) Table 2 and Fig. 13: each fault's duration, failure duration and class, "
-                "fault-phase throughput over the baseline, and goodput of the whole run (docs/press.md, Results)",
+                "fault-phase throughput over the baseline, goodput and demerits of the whole run (docs/press.md, Results)",
         "labels": ["fault", "mode"],
         "columns": [
             {"head": "fault duration", "key": "faults.0.fault_duration_s", "unscale": True, "fmt": "{:.0f}"},
@@ -97,6 +101,7 @@ TABLES = {
             {"head": "fault-phase throughput", "key": "phases.fault.throughput_mean_per_s", "per": "baseline.mean",
              "fmt": "{:.2f}"},
             {"head": "goodput", "key": "overall.goodput", "fmt": "{:.3f}"},
+            {"head": "demerits", "key": "overall.demerits", "fmt": "{:.0f}"},
             {"head": "Broadwell (2004) Table 2 (fault / failure)", "text": "{paper}"},
         ],
         "rows": [
@@ -141,24 +146,33 @@ TABLES = {
             {"head": "goodput", "key": "phases.{phase}.goodput", "fmt": "{:.3f}"},
             {"head": "timed out", "key": "phases.{phase}.outcomes.timeout", "per": "phases.{phase}.attempts",
              "fmt": "pct"},
-            {"head": "p(>0.1 s)", "key": "phases.{phase}.p_exceed.0.1", "fmt": "{:.3f}"},
-            {"head": "trimmed-mean wait", "key": PHASE_WAIT, "fmt": "ms"},
+            {"head": "HTTP errors", "key": "phases.{phase}.outcomes.http_error", "fmt": "{:.0f}"},
+            {"head": "refused", "key": "phases.{phase}.outcomes.conn_error", "fmt": "{:.0f}"},
+            {"head": "out-of-sequence events", "fmt": "{:.0f}",
+             "event_numbers": {"kind": "system.out_of_sequence", "value": "count",
+                               "between": ["phases.{phase}.start_s", "phases.{phase}.end_s"]}},
+            {"head": "messages dropped, most in one event", "fmt": "{:.0f}",
+             "event_numbers": {"kind": "system.out_of_sequence", "value": "max",
+                               "between": ["phases.{phase}.start_s", "phases.{phase}.end_s"]}},
         ],
         "rows": [{"labels": [label], "run": "broadwell04/fig12/press-ha-short-hang", "vars": {"phase": phase}}
                  for label, phase in (("warm-up", "warmup"), ("hang", "hang"), ("resumed", "resumed"),
                                       ("before-restart", "before-restart"), ("restarted", "restarted"))],
     },
     "press-fig12-events": {
-        "what": "Broadwell (2004) Fig. 12: when HA-PRESS's out-of-sequence drops start, and how many "
-                "system.out_of_sequence events the nodes log (docs/press.md, Fig. 12)",
+        "what": "Broadwell (2004) Fig. 12: when HA-PRESS's out-of-sequence drops start, and the hang's "
+                "failure interval (docs/press.md, Fig. 12)",
         "labels": ["run"],
         "columns": [
-            {"head": "first drop after the resume (s)", "events": {"from": "fault.clear", "to": "system.out_of_sequence"},
-             "fmt": "{:.2f}"},
-            {"head": "out_of_sequence events", "count": {"kind": "system.out_of_sequence", "after": "fault.clear"},
+            {"head": "first drop after the resume (s)", "fmt": "{:.2f}",
+             "events": {"from": "fault.clear", "to": "system.out_of_sequence"}},
+            {"head": "messages dropped, first event", "fmt": "{:.0f}",
+             "event_numbers": {"kind": "system.out_of_sequence", "after": "fault.clear", "value": "first"}},
+            {"head": "out-of-sequence events", "fmt": "{:.0f}",
+             "event_numbers": {"kind": "system.out_of_sequence", "after": "fault.clear", "value": "count"}},
+            {"head": "failure from (s, ÷ time scale)", "key": "faults.0.failure_start_s", "unscale": True,
              "fmt": "{:.0f}"},
-            {"head": "failure duration (s, ÷ time scale)", "key": "faults.0.failure_duration_s", "unscale": True,
-             "fmt": "{:.0f}"},
+            {"head": "failure to", "key": "faults.0.failure_end_s", "unscale": True, "fmt": "{:.0f}"},
             {"head": "class", "key": "faults.0.class", "mode": True},
         ],
         "rows": [{"labels": ["press-ha-short-hang"], "run": "broadwell04/fig12/press-ha-short-hang"}],
@@ -181,7 +195,7 @@ TABLES = {
     },
     "press-nagaraja-faults": {
         "what": "Nagaraja et al. (2002) Figs. 2-4: TCP-PRESS (perf) under link-down, node-crash and "
-                "mem-alloc-fail (docs/models.md)",
+                "mem-alloc-fail, the runs behind nagaraja02's claims fig2-fig4",
         "labels": ["fault"],
         "columns": [
             {"head": "class", "key": "faults.0.class", "mode": True},
@@ -245,6 +259,7 @@ def lookup(doc, path):
 
 
 def read_events(rep):
+    """(time, kind, detail) of every event of events.jsonl, in order."""
     events = []
     try:
         with open(os.path.join(rep, "events.jsonl")) as f:
@@ -253,7 +268,7 @@ def read_events(rep):
                     e = json.loads(line)
                 except ValueError:
                     continue
-                events.append((float(e.get("t_s", 0)), e.get("kind", "")))
+                events.append((float(e.get("t_s", 0)), e.get("kind", ""), e.get("detail", "")))
     except OSError as err:
         raise Missing("no events.jsonl (%s)" % err.strerror)
     return events
@@ -261,7 +276,7 @@ def read_events(rep):
 
 def event_span(rep, span):
     start = None
-    for t, kind in read_events(rep):
+    for t, kind, _ in read_events(rep):
         if start is None:
             if kind == span["from"]:
                 start = t
@@ -272,16 +287,33 @@ def event_span(rep, span):
     raise Missing("no %s event after %s" % (span["to"], span["from"]))
 
 
-def event_count(rep, spec):
-    seen, n = False, 0
-    for _, kind in read_events(rep):
-        if kind == spec["after"]:
-            seen = True
-        elif seen and kind == spec["kind"]:
-            n += 1
+def event_numbers(rep, spec, summary, names):
+    """spec["value"] of the events of spec["kind"] inside the bounds: their
+    count, or the sum, first or largest of the first number in each detail
+    ("dropped 925 messages from node 2")."""
+    start, end = -math.inf, math.inf
+    if "between" in spec:
+        start, end = (float(lookup(summary, k.format(**names))) for k in spec["between"])
+    seen = "after" not in spec
+    numbers = []
+    for t, kind, detail in read_events(rep):
+        if not seen:
+            seen = kind == spec["after"]
+            continue
+        if kind != spec["kind"] or not start <= t < end:
+            continue
+        m = re.search(r"\d+", detail)
+        numbers.append(float(m.group()) if m else math.nan)
     if not seen:
         raise Missing("no %s event" % spec["after"])
-    return n
+    how = spec.get("value", "count")
+    if how == "count":
+        return len(numbers)
+    if not numbers:
+        if how == "sum":
+            return 0
+        raise Missing("no %s event there" % spec["kind"])
+    return {"sum": sum, "first": lambda xs: xs[0], "max": max}[how](numbers)
 
 
 class Repetition:
@@ -289,7 +321,7 @@ class Repetition:
 
     def __init__(self, root, path):
         self.path = path
-        self.where = os.path.relpath(path, root)
+        self.root = root
         self.failed = None
         self.summary = None
         self.scale = None
@@ -323,8 +355,8 @@ class Repetition:
     def value(self, col, names):
         if "events" in col:
             return event_span(self.path, col["events"])
-        if "count" in col:
-            return event_count(self.path, col["count"])
+        if "event_numbers" in col:
+            return event_numbers(self.path, col["event_numbers"], self.summary, names)
         key = col["key"].format(**names)
         v = lookup(self.summary, key)
         if col.get("mode"):
@@ -413,19 +445,21 @@ def cell(col, row, reps, notes):
         return col["text"].format(**names)
     if not reps:
         return "–" + notes.mark("%s: not in this directory (not run yet, or not copied)" % row["run"])
-    values, why = [], []
+    values, why = [], {}
     for rep in reps:
         if rep.failed:
-            why.append("%s: %s" % (rep.where, rep.failed))
-            continue
-        try:
-            values.append(rep.value(col, names))
-        except Missing as err:
-            why.append("%s: %s" % (rep.where, col.get("missing") or err))
-    if not values:
-        return "–" + ",".join(notes.mark(w) for w in why)
-    # counted without the repetitions noted
-    return aggregate(values, col) + ",".join(notes.mark(w + " (left out of the cell)") for w in why)
+            problem = rep.failed
+        else:
+            try:
+                values.append(rep.value(col, names))
+                continue
+            except Missing as err:
+                problem = col.get("missing") or str(err)
+        why.setdefault(problem, []).append(os.path.relpath(rep.path, os.path.join(rep.root, row["run"])))
+    left_out = "" if not values else " (left out of the cell)"
+    marks = [notes.mark("%s (%s): %s%s" % (row["run"], ", ".join(which), problem, left_out))
+             for problem, which in why.items()]
+    return (aggregate(values, col) if values else "–") + ",".join(marks)
 
 
 def render(spec, root):
@@ -465,7 +499,8 @@ def main(argv):
     what = args[-1]
     if what == "--list":
         for name, spec in TABLES.items():
-            print("%-28s %s" % (name, spec["what"]))
+            experiments = sorted({"/".join(row["run"].split("/")[:2]) for row in spec["rows"]})
+            print("%s\n    %s\n    reads %s" % (name, spec["what"], ", ".join(experiments)))
         return 0
     if what not in TABLES:
         sys.stderr.write("tables.py: no table %r; one of: %s\n" % (what, ", ".join(TABLES)))
