@@ -128,7 +128,7 @@ TABLES = {
         "columns": [dict(c, missing=_NO_FAILURE) for c in [
             {"head": "failure (s, ÷ time scale)", "key": "failure.duration_s", "unscale": True, "fmt": "{:.0f}"},
             {"head": "ok/s", "key": "failure.throughput_mean_per_s", "fmt": "{:.0f}"},
-            {"head": "trimmed mean (s)", "key": "failure.latency_trimmed_mean_s", "fmt": "{:.3f}"},
+            {"head": "trimmed mean", "key": "failure.latency_trimmed_mean_s", "fmt": "ms"},
             {"head": "goodput", "key": "failure.goodput", "fmt": "{:.3f}"},
             {"head": "punctuality", "key": "failure.punctuality", "fmt": "{:.3f}"},
             {"head": "P(>0.1 s)", "key": "failure.p_exceed.0.1", "fmt": "{:.2f}"},
