@@ -51,10 +51,6 @@ DEFAULT_DIR = "docs/results/reproduce"
 #            (published values beside the measured ones)
 #   mode     True: the values are texts; the cell is the most frequent
 #   missing  what the note says when a repetition lacks the key
-# Every failure.* key is absent from a run in which no window left the
-# baseline band.
-_NO_FAILURE = "no failure interval (no window outside the baseline band)"
-
 # A row:
 #   labels   the first cells (the table's "labels" headers); a first label
 #            equal to the row above's is left blank, as the docs write it
@@ -62,7 +58,9 @@ _NO_FAILURE = "no failure interval (no window outside the baseline band)"
 #   config   a sweep configuration: repetitions are rN/cfg-NNNN-r1
 #   vars     names for the columns' "{name}" and "text"
 
-PHASE_WAIT = "phases.{phase}.latency_trimmed_mean_s"
+# Every failure.* key is absent from a run in which no window left the
+# baseline band.
+_NO_FAILURE = "no failure interval (no window outside the baseline band)"
 
 
 def _table2_row(fault, mode, paper=""):
@@ -221,7 +219,7 @@ def _ms(v):
 
 
 FORMATS = {
-    # a wait in milliseconds, three figures at most: 0.7, 23.5, 182
+    # a wait in milliseconds, a tenth below 100: 0.7, 23.5, 182, 1165
     "ms": {"number": _ms, "unit": " ms"},
     # a fraction as a percentage
     "pct": {"number": lambda v: "%.1f" % (v * 100), "unit": "%"},
