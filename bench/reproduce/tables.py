@@ -8,7 +8,8 @@ The docs' measured tables are printed by this script from the committed
 run (docs/papers.md, "Reproducing a paper"), so that every number they
 quote can be checked against a file. DIR holds runs as
 DIR/PAPER/EXPERIMENT/RUN/rN/ (an example's repetitions) or
-DIR/PAPER/EXPERIMENT/SWEEP/rN/cfg-NNNN-r1/ (a sweep's configuration N).
+DIR/PAPER/EXPERIMENT/SWEEP/rN/cfg-NNNN-r1/ (a sweep's configuration N,
+the whole sweep in DIR/PAPER/EXPERIMENT/SWEEP/rN/sweep.json).
 
 Each cell is the median over the repetitions, with the range in
 parentheses where the repetitions differ once formatted
@@ -19,7 +20,7 @@ value that is missing or failed is "–" or is counted without, with a
 numbered note under the table; the script never stops on missing data.
 
 A table is data, in TABLES below: rows name runs, columns name summary.json
-key paths and their formatting. To add one (SSM, RAID, ...), add an entry;
+key paths and their formatting. To add one (RAID, ...), add an entry;
 no code.
 """
 import json
@@ -39,9 +40,32 @@ DEFAULT_DIR = "docs/results/reproduce"
 #   unscale  divide by the run's time scale (reproduce-run.json)
 #   factor   multiply by this
 #   fmt      a format spec ("{:.3f}") or a name in FORMATS
+#   run      read this run instead of the row's (with the row's config):
+#            one table row across several sweeps
+#   per_run  {"run": RUN, "key": PATH}: the cell is key / that path in the
+#            same repetition (rN) of another run ("{name}" replaced in
+#            both), as a claim's measure with per (ling04's latency ratios)
+#   per_param
+#            a sweep's grid key: the cell is key / the configuration's value
+#            of it (sweep.json's params; throughput per user)
 #   events   {"from": KIND, "to": KIND}: seconds from the first event of kind
 #            from to the first of kind to after it (events.jsonl), as the
-#            reproduce claims measure it
+#            reproduce claims measure it; "detail": TEXT takes only a to
+#            event whose detail holds TEXT; "each": "max" or "min": of every
+#            from event, the seconds to the first to after it and before
+#            the next from, the largest or smallest (one never answered is
+#            left out)
+#   answered {"from": KIND, "to": KIND}: the share of the from events that a
+#            to event followed before the next from (measure answered)
+#   falls, largest, peak
+#            a sweep's reading, as the measures of the same names: falls
+#            {"param", "key", "at_most"}: the smallest grid value past the
+#            peak's at which key is at most at_most × the peak; largest
+#            {"param", "key", "per_param", "at_least" or "at_most"}: the
+#            largest grid value below the smallest that misses the bound (a
+#            capacity); peak {"param", "key", "value": "peak" or "at"}: the
+#            largest key, or the grid value where it is; such a column
+#            reads the run's rN/sweep.json
 #   event_numbers
 #            {"kind": KIND, "after": KIND, "between": [KEY, KEY], "value": V}:
 #            the events of that kind (after the first event of kind after;
@@ -56,6 +80,8 @@ DEFAULT_DIR = "docs/results/reproduce"
 #            equal to the row above's is left blank, as the docs write it
 #   run      the run's directory under DIR, holding r1, r2, ...
 #   config   a sweep configuration: repetitions are rN/cfg-NNNN-r1
+#   cells    instead of a run, the cells as written (a paper's values in
+#            a row of their own)
 #   vars     names for the columns' "{name}" and "text"
 
 # Every failure.* key is absent from a run in which no window left the
@@ -86,6 +112,27 @@ _SENSITIVITY_COLUMNS = [
     {"head": "recovery p(>0.1 s)", "key": "phases.recovery.p_exceed.0.1", "fmt": "{:.3f}"},
     {"head": "post goodput", "key": "phases.post.goodput", "fmt": "{:.4f}"},
 ]
+
+def _phase_rows(run, phases):
+    """A row per phase ("{p}" in the columns' keys), the whole run last."""
+    return [{"labels": [label], "run": run, "vars": {"p": "phases." + phase if phase else "overall"}}
+            for label, phase in phases]
+
+
+# Sub-millisecond waits, as docs/ssm.md's §6 table writes them.
+_MS2 = {"factor": 1000, "fmt": "{:.2f}"}
+
+# ling04's sweeps: a closed-loop count of machines (clients of 12 users)
+# or of users per configuration, the run's whole (one-phase) period.
+_MACHINE_COLUMNS = [
+    {"head": "goodput (ok/s)", "key": "overall.throughput_mean_per_s", "fmt": "{:.1f}"},
+    {"head": "requests/s", "key": "overall.offered_per_s", "fmt": "{:.0f}"},
+    {"head": "ok ÷ requests", "key": "overall.goodput", "fmt": "{:.3f}"},
+    {"head": "mean latency", "key": "overall.latency_mean_s", "fmt": "ms"},
+]
+_MACHINES = {"param": "workload.clients", "key": "throughput_mean_per_s"}
+_CAPACITY = {"param": "workload.users", "key": "throughput_mean_per_s", "per_param": True, "at_least": 0.3233}
+_APP_CAPACITY = "ling04/app-capacity-%s/ssm-app-capacity-%s"
 
 TABLES = {
     "press-table2": {
@@ -206,6 +253,159 @@ TABLES = {
         "rows": [{"labels": [f], "run": "nagaraja02/faults/press-perf-" + f}
                  for f in ("link-down", "node-crash", "mem-alloc-fail")],
     },
+    "ssm-brick-kill": {
+        "what": "Ling et al. (2004) §5.1, Fig. 7: a brick killed and restarted empty under 450 requests/s, "
+                "per phase (docs/ssm.md, Results)",
+        "labels": ["phase"],
+        "columns": [
+            {"head": "requests", "key": "{p}.attempts", "fmt": "{:.0f}"},
+            {"head": "ok", "key": "{p}.outcomes.ok", "fmt": "{:.0f}"},
+            {"head": "data_error", "key": "{p}.outcomes.data_error", "fmt": "{:.0f}"},
+            {"head": "ok/s", "key": "{p}.throughput_mean_per_s", "fmt": "{:.1f}"},
+            {"head": "p99 latency", "key": "{p}.latency_p99_s", "fmt": "ms"},
+        ],
+        "rows": _phase_rows("ling04/brick-kill/ssm-brick-kill",
+                            [("warm-up", "warmup"), ("brick 3 down", "fault"), ("restarted", "post"),
+                             ("whole run", "")]),
+    },
+    "ssm-overload": {
+        "what": "Ling et al. (2004) §5.2, Fig. 9: the basic system (no AIMD, no discard) offered 900 "
+                "requests/s, per phase (docs/ssm.md, Results)",
+        "labels": ["phase"],
+        "columns": [
+            {"head": "offered/s", "key": "{p}.offered_per_s", "fmt": "{:.0f}"},
+            {"head": "goodput (ok/s)", "key": "{p}.throughput_mean_per_s", "fmt": "{:.1f}"},
+            {"head": "ok ÷ requests", "key": "{p}.goodput", "fmt": "{:.3f}"},
+            {"head": "HTTP errors (503)", "key": "{p}.outcomes.http_error", "fmt": "{:.0f}"},
+            {"head": "mean latency", "key": "{p}.latency_mean_s", "fmt": "ms"},
+        ],
+        "rows": _phase_rows("ling04/overload/ssm-overload-basic", [("warm-up", "warmup"), ("overload", "overload")]),
+    },
+    "ssm-overload-machines-basic": {
+        "what": "Ling et al. (2004) §5.3, Fig. 11: goodput against load-generating machines (12 hyperactive "
+                "users each), the basic system (docs/ssm.md, §5.3)",
+        "labels": ["machines"],
+        "columns": _MACHINE_COLUMNS,
+        "rows": _sweep_rows("ling04/overload-machines-basic/ssm-overload-basic-machines",
+                            ["1", "2", "3", "4", "6"]),
+    },
+    "ssm-overload-machines-aimd": {
+        "what": "Ling et al. (2004) §5.3, Fig. 12: the same against the self-protecting system "
+                "(AIMD + admission control, expired requests dropped) (docs/ssm.md, §5.3)",
+        "labels": ["machines"],
+        "columns": _MACHINE_COLUMNS,
+        "rows": _sweep_rows("ling04/overload-machines-aimd/ssm-overload-aimd-machines",
+                            ["1", "8", "16", "24", "32", "40", "48", "56", "64", "80", "96", "112", "128", "160"]),
+    },
+    "ssm-overload-machines": {
+        "what": "Ling et al. (2004) Figs. 11-12: each sweep's peak goodput and where it halves and is zero "
+                "(measure falls, as claims fig11-half-goodput, fig12-*), beside the paper's (docs/ssm.md, §5.3)",
+        "labels": [""],
+        "columns": [
+            {"head": "peak goodput (ok/s)", "fmt": "{:.1f}", "peak": _MACHINES},
+            {"head": "at (machines)", "fmt": "{:.0f}", "peak": dict(_MACHINES, value="at")},
+            {"head": "halves at", "fmt": "{:.0f}", "falls": dict(_MACHINES, at_most=0.5)},
+            {"head": "zero at", "fmt": "{:.0f}", "falls": dict(_MACHINES, at_most=0.05)},
+        ],
+        "rows": [
+            {"labels": ["basic, paper (Fig. 11)"], "cells": ["", "", "13", "14"]},
+            {"labels": ["basic, measured"], "run": "ling04/overload-machines-basic/ssm-overload-basic-machines"},
+            {"labels": ["protected, paper (Fig. 12)"], "cells": ["", "", "24", "37"]},
+            {"labels": ["protected, measured"], "run": "ling04/overload-machines-aimd/ssm-overload-aimd-machines"},
+        ],
+    },
+    "ssm-pinpoint": {
+        "what": "Ling et al. (2004) §5.5-5.8: Pinpoint against a stack bit flip, a value bit flip, 70% packet "
+                "loss and a slow brick: when the brick exits and is restarted, and the requests (docs/ssm.md)",
+        "labels": ["section", "run"],
+        "columns": [
+            {"head": "brick exits after the fault (s)", "fmt": "{:.2f}",
+             "events": {"from": "fault.inject", "to": "node.down", "detail": "exited"},
+             "missing": "the brick does not exit: it runs on, slowed or behind lossy links"},
+            {"head": "restarted after the fault (s)", "fmt": "{:.1f}",
+             "events": {"from": "fault.inject", "to": "system.pinpoint.restart"}},
+            {"head": "restarts", "fmt": "{:.0f}", "event_numbers": {"kind": "system.pinpoint.restart", "value": "count"}},
+            {"head": "requests", "key": "overall.attempts", "fmt": "{:.0f}"},
+            {"head": "ok", "key": "overall.outcomes.ok", "fmt": "{:.0f}"},
+            {"head": "data_error", "key": "overall.outcomes.data_error", "fmt": "{:.0f}"},
+            {"head": "warm-up mean latency", "key": "phases.warmup.latency_mean_s", "fmt": "ms"},
+            {"head": "fault-phase mean latency", "key": "phases.fault.latency_mean_s", "fmt": "ms"},
+        ],
+        "rows": [{"labels": [section, run], "run": "ling04/pinpoint/" + run}
+                 for section, run in (("§5.5", "ssm-bitflip-stack-pinpoint"), ("§5.6", "ssm-bitflip-pinpoint"),
+                                      ("§5.7", "ssm-loss-pinpoint"), ("§5.8", "ssm-slow-pinpoint"))],
+    },
+    "ssm-slow-repeated": {
+        "what": "Ling et al. (2004) §5.8, Fig. 16: the slow brick every 60 s, the share of slowdowns "
+                "Pinpoint answered with a restart (measure answered) and how soon (docs/ssm.md, §5.8)",
+        "labels": ["run"],
+        "columns": [
+            {"head": "slowdowns", "fmt": "{:.0f}", "event_numbers": {"kind": "fault.inject", "value": "count"}},
+            {"head": "share restarted", "fmt": "{:.2f}",
+             "answered": {"from": "fault.inject", "to": "system.pinpoint.restart"}},
+            {"head": "restarts", "fmt": "{:.0f}", "event_numbers": {"kind": "system.pinpoint.restart", "value": "count"}},
+            {"head": "soonest restart (s)", "fmt": "{:.1f}",
+             "events": {"from": "fault.inject", "to": "system.pinpoint.restart", "each": "min"}},
+            {"head": "latest restart (s)", "fmt": "{:.1f}",
+             "events": {"from": "fault.inject", "to": "system.pinpoint.restart", "each": "max"}},
+            {"head": "requests", "key": "overall.attempts", "fmt": "{:.0f}"},
+            {"head": "ok", "key": "overall.outcomes.ok", "fmt": "{:.0f}"},
+            {"head": "data_error", "key": "overall.outcomes.data_error", "fmt": "{:.0f}"},
+        ],
+        "rows": [{"labels": ["ssm-slow-repeated-pinpoint"], "run": "ling04/slow-repeated/ssm-slow-repeated-pinpoint"}],
+    },
+    "ssm-app": {
+        "what": "Ling et al. (2004) §6: the session front end over memory, file and SSM, crashed at 15 s "
+                "and restarted: latency before and after, sessions lost (docs/ssm.md, §6)",
+        "labels": ["backend"],
+        "columns": [
+            dict(_MS2, head="warm-up mean (ms)", key="phases.warmup.latency_mean_s"),
+            dict(_MS2, head="warm-up p99 (ms)", key="phases.warmup.latency_p99_s"),
+            dict(_MS2, head="after the restart: mean (ms)", key="phases.post.latency_mean_s"),
+            dict(_MS2, head="p99 (ms)", key="phases.post.latency_p99_s"),
+            {"head": "lost sessions (data_error)", "key": "overall.outcomes.data_error", "fmt": "{:.0f}"},
+            {"head": "refused (conn_error)", "key": "overall.outcomes.conn_error", "fmt": "{:.0f}"},
+            {"head": "requests", "key": "overall.attempts", "fmt": "{:.0f}"},
+        ],
+        "rows": [{"labels": [label], "run": "ling04/app/ssm-app-" + b}
+                 for label, b in (("memory", "memory"), ("file (fsync per write)", "file"), ("ssm (3 bricks)", "ssm"))],
+    },
+    "ssm-app-ratios": {
+        "what": "Ling et al. (2004) §6: warm-up mean latency of one back end over another's, repetition by "
+                "repetition (claims app-ssm-vs-memory-latency, app-file-vs-ssm-latency; docs/ssm.md, §6)",
+        "labels": ["ratio"],
+        "columns": [
+            {"head": "warm-up mean latency", "key": "phases.warmup.latency_mean_s", "fmt": "{:.2f}",
+             "per_run": {"run": "ling04/app/ssm-app-{over}", "key": "phases.warmup.latency_mean_s"}},
+            {"head": "the paper", "text": "{paper}"},
+        ],
+        "rows": [
+            {"labels": ["ssm ÷ memory"], "run": "ling04/app/ssm-app-ssm",
+             "vars": {"over": "memory", "paper": "1.09 (0.863 s / 0.793 s: 'roughly equal')"}},
+            {"labels": ["file ÷ ssm"], "run": "ling04/app/ssm-app-file",
+             "vars": {"over": "ssm", "paper": "more than 2"}},
+        ],
+    },
+    "ssm-app-capacity": {
+        "what": "Ling et al. (2004) §6: requests/s per user (throughput ÷ users) of closed-loop users with 3 s "
+                "think time, sessions in memory, a file and SSM (docs/ssm.md, §6 capacity in users)",
+        "labels": ["users"],
+        "columns": [{"head": b, "run": _APP_CAPACITY % (b, b), "key": "overall.throughput_mean_per_s",
+                     "per_param": "workload.users", "fmt": "{:.3f}"} for b in ("memory", "file", "ssm")],
+        "rows": _sweep_rows(_APP_CAPACITY % ("memory", "memory"),
+                            ["1,000", "2,000", "3,000", "4,000", "6,000", "8,000", "12,000", "16,000"]),
+    },
+    "ssm-app-capacity-users": {
+        "what": "Ling et al. (2004) §6: the most users each back end keeps up with (throughput ÷ users ≥ "
+                "0.3233/s there and below; measure largest, claims app-capacity-*) (docs/ssm.md, §6)",
+        "labels": ["backend"],
+        "columns": [
+            {"head": "capacity (users)", "fmt": "{:,.0f}", "largest": _CAPACITY},
+            {"head": "the paper", "text": "{paper}"},
+        ],
+        "rows": [{"labels": [b], "run": _APP_CAPACITY % (b, b), "vars": {"paper": paper}}
+                 for b, paper in (("memory", "160"), ("file", "120"), ("ssm", "120"))],
+    },
 }
 
 
@@ -273,16 +473,50 @@ def read_events(rep):
 
 
 def event_span(rep, span):
-    start = None
-    for t, kind, _ in read_events(rep):
+    if "each" in span:
+        return each_span(rep, span)
+    start, detail = None, span.get("detail", "")
+    for t, kind, text in read_events(rep):
         if start is None:
             if kind == span["from"]:
                 start = t
-        elif kind == span["to"]:
+        elif kind == span["to"] and detail in text:
             return t - start
     if start is None:
         raise Missing("no %s event" % span["from"])
-    raise Missing("no %s event after %s" % (span["to"], span["from"]))
+    raise Missing("no %s event%s after %s" % (span["to"], " saying %r" % detail if detail else "", span["from"]))
+
+
+def each_span(rep, span):
+    """The largest or smallest, over the from events, of the seconds to
+    the first to event after it and before the next from."""
+    spans, start = [], None
+    for t, kind, text in read_events(rep):
+        if kind == span["from"]:
+            start = t
+        elif kind == span["to"] and start is not None and span.get("detail", "") in text:
+            spans.append(t - start)
+            start = None
+    if not spans:
+        raise Missing("no %s event answered by a %s" % (span["from"], span["to"]))
+    return {"max": max, "min": min}[span["each"]](spans)
+
+
+def answered(rep, span):
+    """The share of the from events that a to event followed before the
+    next from or the end (reproduce's measure answered)."""
+    froms = hits = 0
+    pending = False
+    for _, kind, _ in read_events(rep):
+        if kind == span["from"]:
+            froms += 1
+            pending = True
+        elif kind == span["to"] and pending:
+            hits += 1
+            pending = False
+    if not froms:
+        raise Missing("no %s event" % span["from"])
+    return hits / froms
 
 
 def event_numbers(rep, spec, summary, names):
@@ -314,10 +548,74 @@ def event_numbers(rep, spec, summary, names):
     return {"sum": sum, "first": lambda xs: xs[0], "max": max}[how](numbers)
 
 
+def grid_points(sweep, param, key, per_param=False):
+    """(grid value, value at key) of every configuration of a sweep.json,
+    key divided by the grid value with per_param."""
+    points = []
+    for i, c in enumerate(sweep.get("configs") or []):
+        try:
+            x = float(c["params"][param])
+        except (KeyError, TypeError, ValueError):
+            raise Missing("configs.%d: grid key %s is not a number" % (i, param))
+        try:
+            v = float(lookup(c, key))
+        except (TypeError, ValueError):
+            raise Missing("configs.%d: %s is not a number" % (i, key))
+        if per_param:
+            if not x:
+                raise Missing("configs.%d: %s is 0" % (i, param))
+            v /= x
+        points.append((x, v))
+    if not points:
+        raise Missing("no configs: the sweep has no complete run")
+    return points
+
+
+def sweep_peak(points):
+    """The first configuration, by grid value, of the largest value."""
+    points = sorted(points, key=lambda p: p[0])
+    peak = points[0]
+    for p in points:
+        if p[1] > peak[1]:
+            peak = p
+    return points, peak
+
+
+def sweep_value(sweep, col):
+    """A falls, largest or peak column's reading of one repetition's
+    sweep.json, as internal/reproduce/measure.go reads it."""
+    if "falls" in col:
+        f = col["falls"]
+        points, peak = sweep_peak(grid_points(sweep, f["param"], f["key"]))
+        if peak[1] <= 0:
+            raise Missing("%s is never above 0 on the grid" % f["key"])
+        for x, v in points:
+            if x > peak[0] and v <= f["at_most"] * peak[1]:
+                return x
+        raise Missing("%s stays above %g of its peak to the end of the grid" % (f["key"], f["at_most"]))
+    if "peak" in col:
+        p = col["peak"]
+        _, peak = sweep_peak(grid_points(sweep, p["param"], p["key"]))
+        return peak[0] if p.get("value") == "at" else peak[1]
+    l = col["largest"]
+    points = grid_points(sweep, l["param"], l["key"], l.get("per_param", False))
+
+    def good(v):
+        return "at_least" in l and v >= l["at_least"] or "at_most" in l and v <= l["at_most"]
+
+    failing = [x for x, v in points if not good(v)]
+    if not failing:
+        raise Missing("within the bound at every %s of the grid: the capacity is above it" % l["param"])
+    below = [x for x, _ in points if x < min(failing)]
+    if not below:
+        raise Missing("out of the bound already at the smallest %s: the capacity is below the grid" % l["param"])
+    return max(below)
+
+
 class Repetition:
     """One repetition's directory, its summary and time scale read once."""
 
-    def __init__(self, root, path):
+    def __init__(self, root, path, sweep=False):
         self.path = path
         self.root = root
         self.failed = None
@@ -328,14 +626,15 @@ class Repetition:
             with open(failed, errors="replace") as f:
                 self.failed = "failed: " + (f.read().strip().splitlines() or ["(failed.txt is empty)"])[0]
             return
+        name = "sweep.json" if sweep else "summary.json"
         try:
-            with open(os.path.join(path, "summary.json")) as f:
+            with open(os.path.join(path, name)) as f:
                 self.summary = json.load(f)
         except OSError:
-            self.failed = "no summary.json (still running, or not copied)"
+            self.failed = "no %s (still running, or not copied)" % name
             return
         except ValueError as err:
-            self.failed = "summary.json does not parse (%s)" % err
+            self.failed = "%s does not parse (%s)" % (name, err)
             return
         if self.summary.get("complete") is False:
             self.failed = "summary.json says complete: false"
@@ -351,6 +650,10 @@ class Repetition:
                 continue
 
     def value(self, col, names):
+        if any(k in col for k in SWEEP_READINGS):
+            return sweep_value(self.summary, col)
+        if "answered" in col:
+            return answered(self.path, col["answered"])
         if "events" in col:
             return event_span(self.path, col["events"])
         if "event_numbers" in col:
@@ -368,6 +671,10 @@ class Repetition:
             if not d:
                 raise Missing("%s is 0" % per)
             v /= float(d)
+        if "per_run" in col:
+            v /= self.other_run(col["per_run"], names)
+        if "per_param" in col:
+            v /= self.grid_value(col["per_param"])
         if col.get("unscale"):
             if not self.scale:
                 raise Missing("no time_scale in reproduce-run.json")
@@ -375,19 +682,54 @@ class Repetition:
         return v * col.get("factor", 1)
 
 
-def repetitions(root, row):
-    """The row's repetitions, r1, r2, ... in order."""
-    base = os.path.join(root, row["run"])
+    def other_run(self, per, names):
+        """per["key"] of the same repetition of another run, non-zero."""
+        run, rn = per["run"].format(**names), os.path.basename(self.path)
+        try:
+            with open(os.path.join(self.root, run, rn, "summary.json")) as f:
+                other = json.load(f)
+        except (OSError, ValueError):
+            raise Missing("no %s/%s/summary.json to divide by" % (run, rn))
+        d = lookup(other, per["key"].format(**names))
+        if not isinstance(d, (int, float)) or not d:
+            raise Missing("%s/%s: cannot divide by %s = %r" % (run, rn, per["key"], d))
+        return float(d)
+
+    def grid_value(self, param):
+        """This configuration's value of a grid key, from the sweep.json
+        beside it."""
+        cfg = os.path.basename(self.path)
+        try:
+            with open(os.path.join(os.path.dirname(self.path), "sweep.json")) as f:
+                sweep = json.load(f)
+            n = int(cfg.split("-")[1])
+            x = float(next(c for c in sweep["configs"] if c["config"] == n)["params"][param])
+        except (OSError, ValueError, KeyError, IndexError, TypeError, StopIteration):
+            raise Missing("no %s of %s in the sweep.json beside it" % (param, cfg))
+        if not x:
+            raise Missing("%s is 0" % param)
+        return x
+
+
+SWEEP_READINGS = ("falls", "largest", "peak")
+
+
+def repetitions(root, row, col):
+    """The repetitions, r1, r2, ... in order, that a column reads in a row:
+    of the column's run if it names one, else the row's; a sweep reading's
+    are the rN/ themselves."""
+    base = os.path.join(root, col.get("run") or row["run"])
     try:
         names = [n for n in os.listdir(base) if n[:1] == "r" and n[1:].isdigit()]
     except OSError:
         return []
     names.sort(key=lambda n: int(n[1:]))
-    if "config" in row:
+    sweep = any(k in col for k in SWEEP_READINGS)
+    if "config" in row and not sweep:
         paths = [os.path.join(base, n, "cfg-%04d-r1" % row["config"]) for n in names]
     else:
         paths = [os.path.join(base, n) for n in names]
-    return [Repetition(root, p) for p in paths]
+    return [Repetition(root, p, sweep) for p in paths]
 
 
 def fmt_number(v, fmt):
@@ -441,8 +783,9 @@ def cell(col, row, reps, notes):
     names = row.get("vars", {})
     if "text" in col:
         return col["text"].format(**names)
+    run = col.get("run") or row["run"]
     if not reps:
-        return "–" + notes.mark("%s: not in this directory (not run yet, or not copied)" % row["run"])
+        return "–" + notes.mark("%s: not in this directory (not run yet, or not copied)" % run)
     values, why = [], {}
     for rep in reps:
         if rep.failed:
@@ -453,9 +796,9 @@ def cell(col, row, reps, notes):
                 continue
             except Missing as err:
                 problem = col.get("missing") or str(err)
-        why.setdefault(problem, []).append(os.path.relpath(rep.path, os.path.join(rep.root, row["run"])))
+        why.setdefault(problem, []).append(os.path.relpath(rep.path, os.path.join(rep.root, run)))
     left_out = "" if not values else " (left out of the cell)"
-    marks = [notes.mark("%s (%s): %s%s" % (row["run"], ", ".join(which), problem, left_out))
+    marks = [notes.mark("%s (%s): %s%s" % (run, ", ".join(which), problem, left_out))
              for problem, which in why.items()]
     return (aggregate(values, col) if values else "–") + ",".join(marks)
 
@@ -466,13 +809,15 @@ def render(spec, root):
     lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
     previous = None
     for row in spec["rows"]:
-        reps = repetitions(root, row)
         labels = list(row["labels"])
         if len(labels) > 1 and labels[0] == previous:
             labels[0] = ""
         else:
             previous = labels[0]
-        cells = labels + [cell(c, row, reps, notes) for c in spec["columns"]]
+        if "cells" in row:
+            cells = labels + list(row["cells"])
+        else:
+            cells = labels + [cell(c, row, repetitions(root, row, c), notes) for c in spec["columns"]]
         lines.append("| " + " | ".join(cells) + " |")
     if notes.texts:
         lines.append("")
@@ -497,7 +842,10 @@ def main(argv):
     what = args[-1]
     if what == "--list":
         for name, spec in TABLES.items():
-            experiments = sorted({"/".join(row["run"].split("/")[:2]) for row in spec["rows"]})
+            runs = [row["run"] for row in spec["rows"] if "run" in row]
+            runs += [c["run"] for c in spec["columns"] if "run" in c]
+            runs += [c["per_run"]["run"] for c in spec["columns"] if "per_run" in c]
+            experiments = sorted({"/".join(r.split("/")[:2]) for r in runs})
             print("%s\n    %s\n    reads %s" % (name, spec["what"], ", ".join(experiments)))
         return 0
     if what not in TABLES:
