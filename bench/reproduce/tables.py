@@ -364,7 +364,8 @@ TABLES = {
             dict(_MS2, head="after the restart: mean (ms)", key="phases.post.latency_mean_s"),
             dict(_MS2, head="p99 (ms)", key="phases.post.latency_p99_s"),
             {"head": "lost sessions (data_error)", "key": "overall.outcomes.data_error", "fmt": "{:.0f}"},
-            {"head": "refused (conn_error)", "key": "overall.outcomes.conn_error", "fmt": "{:.0f}"},
+            {"head": "refused while down (conn_error)", "key": "phases.fault.outcomes.conn_error", "fmt": "{:.0f}"},
+            {"head": "refused after", "key": "phases.post.outcomes.conn_error", "fmt": "{:.0f}"},
             {"head": "requests", "key": "overall.attempts", "fmt": "{:.0f}"},
         ],
         "rows": [{"labels": [label], "run": "ling04/app/ssm-app-" + b}
