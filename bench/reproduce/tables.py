@@ -703,9 +703,13 @@ class Repetition:
         try:
             with open(os.path.join(os.path.dirname(self.path), "sweep.json")) as f:
                 sweep = json.load(f)
+        except (OSError, ValueError):
+            raise Missing("no readable sweep.json beside %s (`faultbench reproduce` writes it when it judges "
+                          "the sweep)" % cfg)
+        try:
             n = int(cfg.split("-")[1])
             x = float(next(c for c in sweep["configs"] if c["config"] == n)["params"][param])
-        except (OSError, ValueError, KeyError, IndexError, TypeError, StopIteration):
+        except (ValueError, KeyError, IndexError, TypeError, StopIteration):
             raise Missing("no %s of %s in the sweep.json beside it" % (param, cfg))
         if not x:
             raise Missing("%s is 0" % param)
