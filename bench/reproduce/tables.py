@@ -396,6 +396,22 @@ TABLES = {
         "rows": _sweep_rows(_APP_CAPACITY % ("memory", "memory"),
                             ["1,000", "2,000", "3,000", "4,000", "6,000", "8,000", "12,000", "16,000"]),
     },
+    "ssm-app-capacity-outcomes": {
+        "what": "Ling et al. (2004) §6: what each back end does with 8,000 and 16,000 closed-loop users: "
+                "requests served and sent per second, latency, and how the rest failed (docs/ssm.md, §6)",
+        "labels": ["backend", "users"],
+        "columns": [
+            {"head": "ok/s", "key": "overall.throughput_mean_per_s", "fmt": "{:.0f}"},
+            {"head": "requests/s", "key": "overall.offered_per_s", "fmt": "{:.0f}"},
+            {"head": "mean latency", "key": "overall.latency_mean_s", "fmt": "ms"},
+            {"head": "timeouts", "key": "overall.outcomes.timeout", "fmt": "{:.0f}"},
+            {"head": "HTTP errors (503)", "key": "overall.outcomes.http_error", "fmt": "{:.0f}"},
+            {"head": "conn_abort", "key": "overall.outcomes.conn_abort", "fmt": "{:.0f}"},
+            {"head": "requests", "key": "overall.attempts", "fmt": "{:.0f}"},
+        ],
+        "rows": [{"labels": [b, users], "run": _APP_CAPACITY % (b, b), "config": config}
+                 for b in ("memory", "file", "ssm") for users, config in (("8,000", 6), ("16,000", 8))],
+    },
     "ssm-app-capacity-users": {
         "what": "Ling et al. (2004) §6: the most users each back end keeps up with (throughput ÷ users ≥ "
                 "0.3233/s there and below; measure largest, claims app-capacity-*) (docs/ssm.md, §6)",
@@ -606,7 +622,8 @@ def sweep_value(sweep, col):
 
     failing = [x for x, v in points if not good(v)]
     if not failing:
-        raise Missing("within the bound at every %s of the grid: the capacity is above it" % l["param"])
+        raise Missing("within the bound at every %s of the grid, up to %s: the capacity is above it"
+                      % (l["param"], "{:,.0f}".format(max(x for x, _ in points))))
     below = [x for x, _ in points if x < min(failing)]
     if not below:
         raise Missing("out of the bound already at the smallest %s: the capacity is below the grid" % l["param"])
