@@ -394,7 +394,8 @@ TABLES = {
         "columns": [{"head": b, "run": _APP_CAPACITY % (b, b), "key": "overall.throughput_mean_per_s",
                      "per_param": "workload.users", "fmt": "{:.3f}"} for b in ("memory", "file", "ssm")],
         "rows": _sweep_rows(_APP_CAPACITY % ("memory", "memory"),
-                            ["1,000", "2,000", "3,000", "4,000", "6,000", "8,000", "12,000", "16,000"]),
+                            ["1,000", "2,000", "3,000", "4,000", "6,000", "8,000", "12,000", "16,000",
+                             "24,000", "32,000"]),
     },
     "ssm-app-capacity-outcomes": {
         "what": "Ling et al. (2004) §6: what each back end does with 8,000 and 16,000 closed-loop users: "
@@ -645,6 +646,11 @@ class Repetition:
                 self.failed = "failed: " + (f.read().strip().splitlines() or ["(failed.txt is empty)"])[0]
             return
         name = "sweep.json" if sweep else "summary.json"
+        if not os.path.isdir(path):
+            # a configuration past the end of this sweep's grid, or a run
+            # this directory never held
+            self.failed = "not run here (not in this sweep's grid, or not copied)"
+            return
         try:
             with open(os.path.join(path, name)) as f:
                 self.summary = json.load(f)
