@@ -126,6 +126,7 @@ func Evaluate(papers []*Paper, out string) (*Report, error) {
 		}
 		for _, c := range p.Claims {
 			cr := ev.claim(p, c)
+			cr.Note = ev.relText(cr.Note)
 			pr.Counts[cr.Verdict]++
 			pr.Claims = append(pr.Claims, cr)
 		}
@@ -184,6 +185,13 @@ func (ev *evaluator) rel(p string) string {
 		return p
 	}
 	return filepath.ToSlash(r)
+}
+
+// relText writes the files a note names relative to the results
+// directory, as the table's links are: the table reads the same wherever
+// the directory is judged from (a copy, another -o spelling).
+func (ev *evaluator) relText(s string) string {
+	return strings.ReplaceAll(s, filepath.Clean(ev.out)+string(filepath.Separator), "")
 }
 
 func (ev *evaluator) exampleStatus(r *repetition) {
