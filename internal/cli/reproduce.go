@@ -126,7 +126,7 @@ func runReproduce(ctx context.Context, cmd *cobra.Command, papers []*reproduce.P
 		return nil
 	}
 	if f.tableOnly {
-		return writeReproduceTable(cmd, plan, paper, out)
+		return writeReproduceTable(cmd, plan, out)
 	}
 	var progress io.Writer
 	if !f.quiet {
@@ -139,10 +139,9 @@ func runReproduce(ctx context.Context, cmd *cobra.Command, papers []*reproduce.P
 		return BadInput(err)
 	}
 	if rep != nil {
-		if werr := rep.WriteText(cmd.OutOrStdout()); werr != nil {
+		if werr := printReproduceTable(cmd, rep, out); werr != nil {
 			return werr
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "table: %s\n", filepath.Join(out, reproduce.HTMLFile))
 	}
 	if err != nil {
 		return Failed(err)
@@ -157,18 +156,19 @@ func runReproduce(ctx context.Context, cmd *cobra.Command, papers []*reproduce.P
 // rewrites its tables, running nothing: for a directory filled by several
 // commands (--only, --resume, sittings on different days) or claims edited
 // since the runs.
-func writeReproduceTable(cmd *cobra.Command, plan *reproduce.Plan, paper, out string) error {
+func writeReproduceTable(cmd *cobra.Command, plan *reproduce.Plan, out string) error {
 	if fi, err := os.Stat(out); err != nil || !fi.IsDir() {
 		return BadInput(fmt.Errorf("--table-only: %s is not a results directory of reproduce (-o DIR names one)", out))
 	}
-	rep, err := reproduce.Evaluate(plan.Papers, out)
+	rep, err := plan.Table()
 	if err != nil {
 		return Failed(err)
 	}
-	rep.Command = commandLine(cmd, paper)
-	if err := rep.Write(out); err != nil {
-		return Failed(err)
-	}
+	return printReproduceTable(cmd, rep, out)
+}
+
+// printReproduceTable prints the verdict counts and where the table is.
+func printReproduceTable(cmd *cobra.Command, rep *reproduce.Report, out string) error {
 	if err := rep.WriteText(cmd.OutOrStdout()); err != nil {
 		return err
 	}

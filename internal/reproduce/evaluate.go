@@ -94,15 +94,26 @@ func (pl *Plan) Execute(ctx context.Context, opt sweep.BatchOptions) (*Report, s
 	if runErr != nil && ctx.Err() == nil {
 		return nil, res, runErr
 	}
-	rep, err := Evaluate(pl.Papers, pl.opt.Out)
+	rep, err := pl.Table()
 	if err != nil {
-		return nil, res, err
-	}
-	rep.Command = pl.opt.Command
-	if err := rep.Write(pl.opt.Out); err != nil {
 		return rep, res, err
 	}
 	return rep, res, runErr
+}
+
+// Table judges every claim of the plan's papers from what the results
+// directory holds, whatever made it, and writes reproduce.json and
+// reproduce.html there. Execute ends with it; --table-only is only it.
+func (pl *Plan) Table() (*Report, error) {
+	rep, err := Evaluate(pl.Papers, pl.opt.Out)
+	if err != nil {
+		return nil, err
+	}
+	rep.Command = pl.opt.Command
+	if err := rep.Write(pl.opt.Out); err != nil {
+		return rep, err
+	}
+	return rep, nil
 }
 
 // Evaluate judges every claim of papers from the runs under out, whatever
