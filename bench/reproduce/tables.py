@@ -40,8 +40,9 @@ DEFAULT_DIR = "docs/results/reproduce"
 #   unscale  divide by the run's time scale (reproduce-run.json)
 #   factor   multiply by this
 #   fmt      a format spec ("{:.3f}") or a name in FORMATS
-#   run      read this run instead of the row's (with the row's config):
-#            one table row across several sweeps
+#   run      read this run instead of the row's (with the row's config),
+#            "{name}" replaced from the row's vars: one table row across
+#            several sweeps, or across the runs of several experiments
 #   per_run  {"run": RUN, "key": PATH}: the cell is key / that path in the
 #            same repetition (rN) of another run ("{name}" replaced in
 #            both), as a claim's measure with per (ling04's latency ratios)
@@ -78,7 +79,8 @@ DEFAULT_DIR = "docs/results/reproduce"
 # A row:
 #   labels   the first cells (the table's "labels" headers); a first label
 #            equal to the row above's is left blank, as the docs write it
-#   run      the run's directory under DIR, holding r1, r2, ...
+#   run      the run's directory under DIR, holding r1, r2, ...; a row
+#            whose columns all name their run, or are text, needs none
 #   config   a sweep configuration: repetitions are rN/cfg-NNNN-r1
 #   cells    instead of a run, the cells as written (a paper's values in
 #            a row of their own)
@@ -133,6 +135,31 @@ _MACHINE_COLUMNS = [
 _MACHINES = {"param": "workload.clients", "key": "throughput_mean_per_s"}
 _CAPACITY = {"param": "workload.users", "key": "throughput_mean_per_s", "per_param": True, "at_least": 0.3233}
 _APP_CAPACITY = "ling04/app-capacity-%s/ssm-app-capacity-%s"
+
+# Brown and Patterson (2000) Table 1: its rows as docs/raid.md writes them,
+# the runs' fault names, and the paper's classes (Linux / Solaris / Windows
+# 2000, as brown00.yaml publishes them).
+_RAID_TABLE1 = [
+    ("Correctable read, transient", "read-correctable-transient", "C-1 / A / A"),
+    ("Correctable read, sticky", "read-correctable-sticky", "C-1 / A / A"),
+    ("Uncorrectable read, transient", "read-uncorrectable-transient", "C-1 / A / A"),
+    ("Uncorrectable read, sticky", "read-uncorrectable-sticky", "C-1 / C-2 / B"),
+    ("Correctable write, transient", "write-correctable-transient", "C-1 / A / A"),
+    ("Correctable write, sticky", "write-correctable-sticky", "C-1 / A / A"),
+    ("Uncorrectable write, transient", "write-uncorrectable-transient", "C-1 / A / B"),
+    ("Uncorrectable write, sticky", "write-uncorrectable-sticky", "C-1 / C-2 / B"),
+    ("Hardware error, transient", "hw-error-transient", "C-1 / A / A"),
+    ("Illegal command, transient", "illegal-command-transient", "C-1 / C-2 / A"),
+    ("Disk hang on read", "hang-read", "D / D / D"),
+    ("Disk hang on write", "hang-write", "D / D / D"),
+    ("Disk hang, not on a command", "hang-idle", "D / D / D"),
+    ("Power failure during command", "power-fail", "C-1 / C-2 / B"),
+    ("Physical removal of active disk", "remove", "C-1 / C-2 / B"),
+]
+# Each Table 1 column's runs: the experiment and the examples' suffix.
+_RAID_SETS = [("paranoid (Linux)", "table1-linux", "paranoid"),
+              ("tolerant (Solaris)", "table1-solaris", "tolerant"),
+              ("windows2000 set", "table1-windows2000", "windows2000")]
 
 TABLES = {
     "press-table2": {
@@ -423,6 +450,34 @@ TABLES = {
         ],
         "rows": [{"labels": [b], "run": _APP_CAPACITY % (b, b), "vars": {"paper": paper}}
                  for b, paper in (("memory", "160"), ("file", "120"), ("ssm", "120"))],
+    },
+    "raid-table1": {
+        "what": "Brown and Patterson (2000) Table 1: the class of each disk fault under the Linux, Solaris and "
+                "Windows 2000 columns' policies, beside the paper's (claims t1-*; docs/raid.md, Table 1)",
+        "labels": ["fault (Table 1 row)"],
+        "columns": [{"head": head, "run": "brown00/%s/raid-micro-{fault}-%s" % (experiment, suffix),
+                     "key": "faults.0.class", "mode": True} for head, experiment, suffix in _RAID_SETS]
+                   + [{"head": "paper: Linux / Solaris / Win2k", "text": "{paper}"}],
+        "rows": [{"labels": [label], "vars": {"fault": fault, "paper": paper}} for label, fault, paper in _RAID_TABLE1],
+    },
+    "raid-table1-hangs": {
+        "what": "Brown and Patterson (2000) Table 1's three hangs under each column's policies: when the disk is "
+                "taken out, its rebuild, and the requests that failed (docs/raid.md, Table 1)",
+        "labels": ["hang", "column"],
+        "columns": [
+            {"head": "class", "key": "faults.0.class", "mode": True},
+            {"head": "disk timeouts", "fmt": "{:.0f}", "event_numbers": {"kind": "system.raid.disk.error", "value": "count"}},
+            {"head": "disk out after (s)", "fmt": "{:.1f}",
+             "events": {"from": "fault.inject", "to": "system.raid.disk.failed"}},
+            {"head": "rebuild (s)", "fmt": "{:.1f}",
+             "events": {"from": "system.raid.reconstruction.started", "to": "system.raid.reconstruction.finished"},
+             "missing": "no rebuild: the windows2000 set waits for the administrator, who does nothing here"},
+            {"head": "timed out", "key": "overall.outcomes.timeout", "fmt": "{:.0f}"},
+            {"head": "refused (503)", "key": "overall.outcomes.http_error", "fmt": "{:.0f}"},
+        ],
+        "rows": [{"labels": [label, head], "run": "brown00/%s/raid-micro-%s-%s" % (experiment, fault, suffix)}
+                 for label, fault, _ in _RAID_TABLE1 if fault.startswith("hang-")
+                 for head, experiment, suffix in _RAID_SETS],
     },
 }
 
@@ -742,11 +797,22 @@ class Repetition:
 SWEEP_READINGS = ("falls", "largest", "peak")
 
 
+def run_of(row, col):
+    """The run a column reads in a row: the column's, with the row's vars,
+    if it names one, else the row's; None for neither (a text column)."""
+    if "run" in col:
+        return col["run"].format(**row.get("vars", {}))
+    return row.get("run")
+
+
 def repetitions(root, row, col):
     """The repetitions, r1, r2, ... in order, that a column reads in a row:
     of the column's run if it names one, else the row's; a sweep reading's
     are the rN/ themselves."""
-    base = os.path.join(root, col.get("run") or row["run"])
+    run = run_of(row, col)
+    if run is None:
+        return []
+    base = os.path.join(root, run)
     try:
         names = [n for n in os.listdir(base) if n[:1] == "r" and n[1:].isdigit()]
     except OSError:
@@ -811,7 +877,7 @@ def cell(col, row, reps, notes):
     names = row.get("vars", {})
     if "text" in col:
         return col["text"].format(**names)
-    run = col.get("run") or row["run"]
+    run = run_of(row, col)
     if not reps:
         return "–" + notes.mark("%s: not in this directory (not run yet, or not copied)" % run)
     values, why = [], {}
