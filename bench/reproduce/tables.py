@@ -3,6 +3,7 @@
 
     python3 bench/reproduce/tables.py [DIR] TABLE     # DIR: default docs/results/reproduce
     python3 bench/reproduce/tables.py [DIR] --list    # the tables, and which runs they read
+    python3 bench/reproduce/tables.py [DIR] claims:PAPER   # a paper's claims from DIR/reproduce.json
 
 The docs' measured tables are printed by this script from the committed
 run (docs/papers.md, "Reproducing a paper"), so that every number they
@@ -920,6 +921,29 @@ def render(spec, root):
     return "\n".join(lines)
 
 
+def render_claims(paper, root):
+    """A paper's claims as DIR/reproduce.json judged them: where in the
+    paper, the published value, the measured one, the verdict and, for a
+    claim that differs or is close, the reason the paper's data file gives."""
+    path = os.path.join(root, "reproduce.json")
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise SystemExit("tables.py: %s: %s (the judgement `faultbench reproduce` writes)" % (path, e))
+    papers = {p["key"]: p for p in doc.get("papers", [])}
+    if paper not in papers:
+        raise SystemExit("tables.py: %s holds no paper %r; it holds: %s" % (path, paper, ", ".join(papers)))
+    lines = ["| claim | where in the paper | published | measured | verdict | why it differs |",
+             "|---|---|---|---|---|---|"]
+    for c in papers[paper]["claims"]:
+        measured = (c.get("measured") or {}).get("text", "–")
+        why = c.get("reason", "") if c["verdict"] in ("differs", "close") else ""
+        cells = [c["id"], c["location"], c.get("published_text", ""), measured, c["verdict"], why]
+        lines.append("| " + " | ".join(str(x).replace("|", "\\|") for x in cells) + " |")
+    return "\n".join(lines)
+
+
 def usage(out):
     out.write(__doc__.split("\n\n")[1] + "\n")
 
@@ -941,6 +965,9 @@ def main(argv):
             runs += [c["per_run"]["run"] for c in spec["columns"] if "per_run" in c]
             experiments = sorted({"/".join(r.split("/")[:2]) for r in runs})
             print("%s\n    %s\n    reads %s" % (name, spec["what"], ", ".join(experiments)))
+        return 0
+    if what.startswith("claims:"):
+        print(render_claims(what[len("claims:"):], root))
         return 0
     if what not in TABLES:
         sys.stderr.write("tables.py: no table %r; one of: %s\n" % (what, ", ".join(TABLES)))
