@@ -57,6 +57,10 @@ DEFAULT_DIR = "docs/results/reproduce"
 #            from event, the seconds to the first to after it and before
 #            the next from, the largest or smallest (one never answered is
 #            left out)
+#   drop     {"from": KIND, "to": KIND}: the worst window's fall between the
+#            first from event and the first to after it, as the reproduce
+#            measure drop: (baseline.mean − the lowest ok/s of the valid
+#            windows lying wholly inside the span) ÷ baseline.mean
 #   answered {"from": KIND, "to": KIND}: the share of the from events that a
 #            to event followed before the next from (measure answered)
 #   falls, largest, peak
@@ -161,6 +165,15 @@ _RAID_TABLE1 = [
 _RAID_SETS = [("paranoid (Linux)", "table1-linux", "paranoid"),
               ("tolerant (Solaris)", "table1-solaris", "tolerant"),
               ("windows2000 set", "table1-windows2000", "windows2000")]
+
+_RECONSTRUCTION = [("Linux-like (low, automatic)", "linux"), ("Solaris-like (high, automatic)", "solaris"),
+                   ("Windows-like (adaptive, manual)", "windows")]
+_REBUILD = {"from": "system.raid.reconstruction.started", "to": "system.raid.reconstruction.finished"}
+_DOUBLE_FAILURE = [("threshold (the original example)", "double-failure/raid-macro-double-failure"),
+                   ("linux set", "double-failure-by-set/raid-macro-double-failure-linux"),
+                   ("solaris set", "double-failure-by-set/raid-macro-double-failure-solaris"),
+                   ("windows2000 set", "double-failure-by-set/raid-macro-double-failure-windows2000")]
+_NO_RECOVERY = "no recovery phase: the solaris set's administrator has no step to take"
 
 TABLES = {
     "press-table2": {
@@ -461,6 +474,42 @@ TABLES = {
                    + [{"head": "paper: Linux / Solaris / Win2k", "text": "{paper}"}],
         "rows": [{"labels": [label], "vars": {"fault": fault, "paper": paper}} for label, fault, paper in _RAID_TABLE1],
     },
+    "raid-reconstruction": {
+        "what": "Brown and Patterson (2000) §4.2 scenario 1: the first rebuild under each policy, with an "
+                "open-loop load at half the knee (experiment reconstruction) and with closed-loop users at "
+                "saturation (reconstruction-saturated) (claims rebuild-*, lower-load-*; docs/raid.md)",
+        "labels": ["policy", "load"],
+        "columns": [
+            {"head": "offered/s", "key": "overall.offered_per_s", "fmt": "{:.0f}"},
+            {"head": "warm-up ok/s", "key": "baseline.mean", "fmt": "{:.0f}"},
+            {"head": "first rebuild (s)", "fmt": "{:.1f}", "events": _REBUILD},
+            {"head": "worst drop during it", "fmt": "pct", "drop": _REBUILD},
+            {"head": "first failure's class", "key": "faults.0.class", "mode": True},
+            {"head": "goodput", "key": "overall.goodput", "fmt": "{:.4f}"},
+            {"head": "data_error", "key": "overall.outcomes.data_error", "fmt": "{:.0f}"},
+        ],
+        "rows": [{"labels": [label, load], "run": "brown00/%s/raid-macro-reconstruction-%s%s" % (experiment, closed, p)}
+                 for label, p in _RECONSTRUCTION
+                 for load, experiment, closed in (("open loop, half the knee", "reconstruction", ""),
+                                                  ("closed loop, saturated", "reconstruction-saturated", "closed-"))],
+    },
+    "raid-double-failure": {
+        "what": "Brown and Patterson (2000) §4.2 scenario 2: a live disk pulled during the rebuild, under the "
+                "threshold policy and each system's policy set: what the clients got while two members were out "
+                "(phase outage) and after the administrator's steps (phase recovery) (claims double-failure-*; "
+                "docs/raid.md)",
+        "labels": ["policy"],
+        "columns": [
+            {"head": "offered/s", "key": "overall.offered_per_s", "fmt": "{:.0f}"},
+            {"head": "outage: goodput", "key": "phases.outage.goodput", "fmt": "{:.3f}"},
+            {"head": "ok", "key": "phases.outage.outcomes.ok", "fmt": "{:.0f}"},
+            {"head": "503", "key": "phases.outage.outcomes.http_error", "fmt": "{:.0f}"},
+            {"head": "data_error", "key": "phases.outage.outcomes.data_error", "fmt": "{:.0f}"},
+            {"head": "recovery: goodput", "key": "phases.recovery.goodput", "fmt": "{:.4f}", "missing": _NO_RECOVERY},
+            {"head": "503", "key": "phases.recovery.outcomes.http_error", "fmt": "{:.0f}", "missing": _NO_RECOVERY},
+        ],
+        "rows": [{"labels": [label], "run": "brown00/" + run} for label, run in _DOUBLE_FAILURE],
+    },
     "raid-table1-hangs": {
         "what": "Brown and Patterson (2000) Table 1's three hangs under each column's policies: when the disk is "
                 "taken out, its rebuild, and the requests that failed (docs/raid.md, Table 1)",
@@ -574,6 +623,43 @@ def each_span(rep, span):
     if not spans:
         raise Missing("no %s event answered by a %s" % (span["from"], span["to"]))
     return {"max": max, "min": min}[span["each"]](spans)
+
+
+def window_drop(rep, span, summary):
+    """The worst window's fall during span, as internal/reproduce's
+    windowDrop: windows the span only touches are left out."""
+    start = end = None
+    for t, kind, _ in read_events(rep):
+        if start is None:
+            if kind == span["from"]:
+                start = t
+        elif kind == span["to"]:
+            end = t
+            break
+    if start is None:
+        raise Missing("no %s event" % span["from"])
+    if end is None:
+        raise Missing("no %s event after %s" % (span["to"], span["from"]))
+    mean, width = lookup(summary, "baseline.mean"), lookup(summary, "run.window_s")
+    if not mean or not width:
+        raise Missing("baseline.mean or run.window_s is 0")
+    lowest = None
+    try:
+        with open(os.path.join(rep, "windows.csv")) as f:
+            head = f.readline().strip().split(",")
+            at = {name: i for i, name in enumerate(head)}
+            for line in f:
+                cells = line.strip().split(",")
+                t0 = float(cells[at["t_start_s"]])
+                if cells[at["valid"]] != "1" or t0 < start or t0 + width > end:
+                    continue
+                ok = float(cells[at["throughput_ok_per_s"]])
+                lowest = ok if lowest is None else min(lowest, ok)
+    except (OSError, KeyError, ValueError, IndexError) as err:
+        raise Missing("windows.csv unreadable (%s)" % err)
+    if lowest is None:
+        raise Missing("no valid window lies wholly inside %s → %s" % (span["from"], span["to"]))
+    return (mean - lowest) / mean
 
 
 def answered(rep, span):
@@ -734,6 +820,8 @@ class Repetition:
             return sweep_value(self.summary, col)
         if "answered" in col:
             return answered(self.path, col["answered"])
+        if "drop" in col:
+            return window_drop(self.path, col["drop"], self.summary)
         if "events" in col:
             return event_span(self.path, col["events"])
         if "event_numbers" in col:
