@@ -77,6 +77,10 @@ DEFAULT_DIR = "docs/results/reproduce"
 #            the events of that kind (after the first event of kind after;
 #            at times from the first key's value to the second's), and V one
 #            of count, or sum, first, max of the first number in each detail
+#   sweep_key
+#            a path into the run's rN/sweep.json, whose parts may select a
+#            list's element by a field, as the reproduce measures do:
+#            "outlier_breakdown[key=cluster.options.style].values[value=passive].share"
 #   text     the cell is this text, "{name}" replaced from the row's vars
 #            (published values beside the measured ones)
 #   mode     True: the values are texts; the cell is the most frequent
@@ -174,6 +178,20 @@ _DOUBLE_FAILURE = [("threshold (the original example)", "double-failure/raid-mac
                    ("solaris set", "double-failure-by-set/raid-macro-double-failure-solaris"),
                    ("windows2000 set", "double-failure-by-set/raid-macro-double-failure-windows2000")]
 _NO_RECOVERY = "no recovery phase: the solaris set's administrator has no step to take"
+
+_MAGICAL = "dumitras05/magical-1pct/magical-1pct"
+# Dumitras and Narasimhan (2005) Table 1: the parameter values of the
+# reduced grid and the paper's share of the outliers for each.
+_MAGICAL_TABLE1 = [
+    ("style", "cluster.options.style", [("active", "active", "55.12%"), ("passive", "passive", "44.88%")]),
+    ("degree", "cluster.options.w", [("1", "1", "28.51%"), ("2", "2", "34.47%"), ("3", "3", "37.02%")]),
+    ("clients", "workload.clients", [("1", "1", "9.26%"), ("4", "4", "15.06%"), ("10", "10", "14.77%")]),
+    ("pause", "workload.think", [("0", "0", "21.37%"), ("2 ms", "fixed(2ms)", "20.50%"),
+                                 ("32 ms", "fixed(32ms)", "17.28%")]),
+    ("reply size", "cluster.options.state_size", [("16 B", "16", "13.77%"), ("4 KB", "4096", "21.14%"),
+                                                  ("64 KB", "65536", "52.99%")]),
+]
+_BREAKDOWN = "outlier_breakdown[key={key}].values[value={value}]."
 
 TABLES = {
     "press-table2": {
@@ -510,6 +528,44 @@ TABLES = {
         ],
         "rows": [{"labels": [label], "run": "brown00/" + run} for label, run in _DOUBLE_FAILURE],
     },
+    "magical-table1": {
+        "what": "Dumitras and Narasimhan (2005) Table 1: the share of all two-sided 3σ outliers that fell in "
+                "configurations with each value, beside that value's share of the samples, SSM's reduced grid "
+                "(claims outliers-64k-replies, passive-replication; docs/magical-1pct.md)",
+        "labels": ["parameter", "value"],
+        "columns": [
+            {"head": "share of the outliers", "sweep_key": _BREAKDOWN + "share", "fmt": "pct"},
+            {"head": "share of the samples", "sweep_key": _BREAKDOWN + "samples_share", "fmt": "pct"},
+            {"head": "paper, Table 1", "text": "{paper}"},
+        ],
+        "rows": [{"labels": [label, shown], "run": _MAGICAL, "vars": {"key": key, "value": value, "paper": paper}}
+                 for label, key, values in _MAGICAL_TABLE1 for shown, value, paper in values],
+    },
+    "magical-fig2b": {
+        "what": "Dumitras and Narasimhan (2005) Fig. 2(b): how many configurations have how many two-sided 3σ "
+                "outliers (claim outliers-under-1pct; docs/magical-1pct.md)",
+        "labels": ["outliers"],
+        "columns": [
+            {"head": "configurations", "sweep_key": "outlier_histogram[label={label}].configs", "fmt": "{:.0f}"},
+            {"head": "share", "sweep_key": "outlier_histogram[label={label}].fraction", "fmt": "pct"},
+        ],
+        "rows": [{"labels": [label], "run": _MAGICAL, "vars": {"label": label}}
+                 for label in ("<1%", "1-2%", "2-3%", "3-4%", ">=4%")],
+    },
+    "magical-haircut": {
+        "what": "Dumitras and Narasimhan (2005) §3 and Fig. 3: over the configurations, the median of max ÷ mean "
+                "and of p99 ÷ mean, and the share that pass the 3σ test once their top 1% is dropped "
+                "(claim conform-after-trim; docs/magical-1pct.md)",
+        "labels": ["sweep"],
+        "columns": [
+            {"head": "configurations", "sweep_key": "runs", "fmt": "{:.0f}"},
+            {"head": "failed", "sweep_key": "runs_failed", "fmt": "{:.0f}"},
+            {"head": "max ÷ mean (median)", "sweep_key": "max_over_mean_median", "fmt": "{:.1f}"},
+            {"head": "p99 ÷ mean (median)", "sweep_key": "p99_over_mean_median", "fmt": "{:.1f}"},
+            {"head": "conform after the 1% trim", "sweep_key": "conform_after_1pct_trim_fraction", "fmt": "pct"},
+        ],
+        "rows": [{"labels": ["magical-1pct (reduced grid)"], "run": _MAGICAL}],
+    },
     "raid-table1-hangs": {
         "what": "Brown and Patterson (2000) Table 1's three hangs under each column's policies: when the disk is "
                 "taken out, its rebuild, and the requests that failed (docs/raid.md, Table 1)",
@@ -574,6 +630,41 @@ def lookup(doc, path):
                 break
         else:
             raise Missing("no %s" % ".".join(parts[:i + 1]))
+    if cur is None:
+        raise Missing("%s is null" % path)
+    return cur
+
+
+def split_path(path):
+    """Dotted parts, a dot inside [...] not splitting."""
+    parts, cur, depth = [], "", 0
+    for ch in path:
+        if ch == "." and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        depth += {"[": 1, "]": -1}.get(ch, 0)
+        cur += ch
+    parts.append(cur)
+    return parts
+
+
+def select(doc, path):
+    """Follows a path whose parts are names, or name[field=value]: the
+    element of the list doc[name] whose field reads value."""
+    cur = doc
+    for part in split_path(path):
+        m = re.fullmatch(r"([^\[]+)\[([^=\]]+)=([^\]]*)\]", part)
+        name = m.group(1) if m else part
+        if not isinstance(cur, dict) or name not in cur:
+            raise Missing("no %s in %s" % (name, path))
+        cur = cur[name]
+        if m:
+            field, want = m.group(2), m.group(3)
+            found = [e for e in (cur or []) if isinstance(e, dict) and str(e.get(field)) == want]
+            if not found:
+                raise Missing("no %s with %s=%s" % (name, field, want))
+            cur = found[0]
     if cur is None:
         raise Missing("%s is null" % path)
     return cur
@@ -744,6 +835,11 @@ def sweep_peak(points):
 def sweep_value(sweep, col):
     """A falls, largest or peak column's reading of one repetition's
     sweep.json, as internal/reproduce/measure.go reads it."""
+    if "sweep_key" in col:
+        v = select(sweep, col["sweep_key"].format(**col.get("_names", {})))
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            raise Missing("%s is %r, not a number" % (col["sweep_key"], v))
+        return float(v) * col.get("factor", 1)
     if "falls" in col:
         f = col["falls"]
         points, peak = sweep_peak(grid_points(sweep, f["param"], f["key"]))
@@ -817,7 +913,7 @@ class Repetition:
 
     def value(self, col, names):
         if any(k in col for k in SWEEP_READINGS):
-            return sweep_value(self.summary, col)
+            return sweep_value(self.summary, dict(col, _names=names))
         if "answered" in col:
             return answered(self.path, col["answered"])
         if "drop" in col:
@@ -883,7 +979,7 @@ class Repetition:
         return x
 
 
-SWEEP_READINGS = ("falls", "largest", "peak")
+SWEEP_READINGS = ("falls", "largest", "peak", "sweep_key")
 
 
 def run_of(row, col):
