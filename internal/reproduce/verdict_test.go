@@ -1,6 +1,7 @@
 package reproduce
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/faultbench/faultbench/internal/record"
+	"github.com/faultbench/faultbench/internal/sweep"
 )
 
 func f(v float64) *float64 { return &v }
@@ -392,5 +394,41 @@ func TestSweepConfigSummary(t *testing.T) {
 	}
 	if _, err := readValue(KindSweep, dir, &Measure{Key: "phases.recovery.punctuality", Config: 3}, 0.1); err == nil || !strings.Contains(err.Error(), "cfg-0003-r1") {
 		t.Errorf("a configuration the sweep has not run: error %v, want it named", err)
+	}
+}
+
+// A sweep kept without its request records, as docs/results keeps one, is
+// judged from the sweep.json its full run wrote: analysing it again would
+// empty every latency distribution. Without a sweep.json it is collected.
+func TestSweepWithoutRecordsKeepsItsAnalysis(t *testing.T) {
+	src := filepath.Join(repoRoot, committedRun, "broadwell04/sensitivity-process/press-perf-app-hang-process-time/r1")
+	if _, err := os.Stat(src); err != nil {
+		t.Skipf("no committed sweep to copy: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "r1")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	analysis := filepath.Join(dir, sweep.AnalysisFile)
+	kept := []byte(`{"configs": [], "max_over_mean_median": 23.1}`)
+	if err := os.WriteFile(analysis, kept, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ev := &evaluator{out: filepath.Dir(dir)}
+	r := &repetition{n: 1, dir: dir}
+	ev.sweepStatus(r)
+	if r.ref.Status != StatusComplete {
+		t.Fatalf("status %s (%s), want complete", r.ref.Status, r.ref.Reason)
+	}
+	if got, _ := os.ReadFile(analysis); !bytes.Equal(got, kept) {
+		t.Fatalf("sweep.json was rewritten from runs without records:\n%.200s", got)
+	}
+
+	if err := os.Remove(analysis); err != nil {
+		t.Fatal(err)
+	}
+	ev.sweepStatus(r)
+	if r.ref.Status != StatusComplete || !fileExists(analysis) {
+		t.Fatalf("without a sweep.json: status %s (%s), sweep.json written: %v", r.ref.Status, r.ref.Reason, fileExists(analysis))
 	}
 }
