@@ -3,7 +3,7 @@
 
     python3 bench/reproduce/tables.py [DIR] TABLE     # DIR: default docs/results/reproduce
     python3 bench/reproduce/tables.py [DIR] --list    # the tables, and which runs they read
-    python3 bench/reproduce/tables.py [DIR] claims:PAPER   # a paper's claims from DIR/reproduce.json
+    python3 bench/reproduce/tables.py [DIR] claims:PAPER[:PREFIX,...]   # a paper's claims from DIR/reproduce.json
 
 The docs' measured tables are printed by this script from the committed
 run (docs/papers.md, "Reproducing a paper"), so that every number they
@@ -1105,22 +1105,28 @@ def render(spec, root):
     return "\n".join(lines)
 
 
-def render_claims(paper, root):
+def render_claims(what, root):
     """A paper's claims as DIR/reproduce.json judged them: where in the
     paper, the published value, the measured one, the verdict and, for a
-    claim that differs or is close, the reason the paper's data file gives."""
+    claim that differs or is close, the reason the paper's data file gives.
+    what is PAPER, or PAPER:PREFIX,... for the claims whose ids start so."""
     path = os.path.join(root, "reproduce.json")
     try:
         with open(path) as f:
             doc = json.load(f)
     except (OSError, ValueError) as e:
         raise SystemExit("tables.py: %s: %s (the judgement `faultbench reproduce` writes)" % (path, e))
+    paper, _, prefixes = what.partition(":")
+    prefixes = [x for x in prefixes.split(",") if x]
     papers = {p["key"]: p for p in doc.get("papers", [])}
     if paper not in papers:
         raise SystemExit("tables.py: %s holds no paper %r; it holds: %s" % (path, paper, ", ".join(papers)))
     lines = ["| claim | where in the paper | published | measured | verdict | why it differs |",
              "|---|---|---|---|---|---|"]
-    for c in papers[paper]["claims"]:
+    claims = [c for c in papers[paper]["claims"] if not prefixes or any(c["id"].startswith(x) for x in prefixes)]
+    if not claims:
+        raise SystemExit("tables.py: %s has no claim whose id starts with %s" % (paper, " or ".join(prefixes)))
+    for c in claims:
         measured = (c.get("measured") or {}).get("text", "–")
         why = c.get("reason", "") if c["verdict"] in ("differs", "close") else ""
         cells = [c["id"], c["location"], c.get("published_text", ""), measured, c["verdict"], why]
