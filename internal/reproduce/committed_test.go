@@ -14,7 +14,7 @@ const committedRun = "docs/results/reproduce"
 
 // TestCommittedRunIsItsTable: the committed reproduce.json is what the
 // committed runs give today. Judging the runs under docs/results/reproduce
-// again yields, claim by claim, the verdict, measured text and note the
+// again yields, claim by claim, the verdict, measured text, note and reason the
 // committed table shows, so a claim edited without rewriting the table,
 // or a table edited by hand, fails here; and docs/papers.md quotes the
 // table's counts as `reproduce` prints them.
@@ -57,6 +57,9 @@ func TestCommittedRunIsItsTable(t *testing.T) {
 		}
 		for j, c := range p.Claims {
 			w := was.Claims[j]
+			if c.Reason != w.Reason {
+				t.Errorf("%s %s: the committed table gives the reason %q, the registry %q: %s", p.Key, c.ID, w.Reason, c.Reason, remedy)
+			}
 			if c.ID != w.ID || c.Verdict != w.Verdict || measuredText(c) != measuredText(w) || c.Note != w.Note {
 				t.Errorf("%s %s: the committed table says %s %q (%s), the runs give %s %q (%s): %s",
 					p.Key, c.ID, w.Verdict, measuredText(w), w.Note, c.Verdict, measuredText(c), c.Note, remedy)
