@@ -30,6 +30,12 @@ SEED000_FAULTS = ["app-crash", "app-hang", "node-crash", "node-freeze", "link-do
 SEED001_FAULTS = ["switch-down", "mem-alloc-fail", "mem-pin-fail",
                   "bad-param-null", "bad-param-offset", "bad-param-size"]
 VIA = ("via0", "via3", "via5")
+# The rest of docs/press.md's fault table, for the TCP modes only (the VIA
+# modes' network faults are their own study): a 2 + 2 partition, and node
+# 2's links delayed, lossy, or its messages slowed. Duration params scale
+# with --time-scale like every other duration.
+TCP_ONLY_FAULTS = ["partition", "delay", "loss", "slow"]
+TCP_MODES = ("perf", "ha", "robust")
 
 HEADER = """# {title}
 # Broadwell (2004) §3.4 shape: warm-up 60 s, the fault on node 2 at 60 s, operator
@@ -137,6 +143,26 @@ FAULT_STORIES = {
         "rmw": "One remote memory write of node 2 carries a NULL data pointer: the error\n# is reported on both nodes and both terminate (Nagaraja et al. 2002, Fig.\n# 5). The operator restarts each failed node, never the others: node 2\n# at 90 s, and its peer, whose exit is an unplanned fault, 90 s after it\n# (as in examples/press-MODE-accelerated.yaml).",
     },
 }
+FAULT_STORIES["partition"] = {
+    "perf": "The intra-cluster network is split 2 + 2 (nodes 1-2 | 3-4) for 90 s,\n# held: perf stalls on every forward across the split and resumes when\n# it heals.",
+    "ha": "The intra-cluster network is split 2 + 2 (nodes 1-2 | 3-4) for 90 s:\n# heartbeats split the ring into two halves that never merge again.",
+    "robust": "The intra-cluster network is split 2 + 2 (nodes 1-2 | 3-4) for 90 s: two\n# halves, merged again when the network heals.",
+}
+FAULT_STORIES["delay"] = {
+    "perf": "Every intra-cluster link of node 2 is delayed 100 ms each way for 90 s\n# (10 ms at --time-scale 0.1): every forward through node 2 waits, and\n# every node that waits on it slows.",
+    "ha": "Every intra-cluster link of node 2 is delayed 100 ms each way for 90 s\n# (10 ms at --time-scale 0.1): forwards through node 2 wait; its beats\n# arrive late, too little to miss three 1 s periods.",
+    "robust": "Every intra-cluster link of node 2 is delayed 100 ms each way for 90 s\n# (10 ms at --time-scale 0.1): forwards through node 2 wait, bounded by\n# robust's per-message deadlines.",
+}
+FAULT_STORIES["loss"] = {
+    "perf": "Node 2's intra-cluster links lose 10% of their chunks for 90 s, each lost\n# chunk resent after 200 ms (20 ms at --time-scale 0.1): forwards through\n# node 2 wait for the resends.",
+    "ha": "Node 2's intra-cluster links lose 10% of their chunks for 90 s, each lost\n# chunk resent after 200 ms (20 ms at --time-scale 0.1): forwards and\n# beats through node 2 arrive late.",
+    "robust": "Node 2's intra-cluster links lose 10% of their chunks for 90 s, each lost\n# chunk resent after 200 ms (20 ms at --time-scale 0.1): forwards through\n# node 2 wait, bounded by robust's per-message deadlines.",
+}
+FAULT_STORIES["slow"] = {
+    "perf": "Node 2 sleeps 100 ms before each message it sends for 90 s (10 ms at\n# --time-scale 0.1): everything waiting on node 2 slows.",
+    "ha": "Node 2 sleeps 100 ms before each message it sends for 90 s (10 ms at\n# --time-scale 0.1): its messages lag.",
+    "robust": "Node 2 sleeps 100 ms before each message it sends for 90 s (10 ms at\n# --time-scale 0.1): its send deadlines cut it off and forwards fall back.",
+}
 FAULT_STORIES["bad-param-offset"] = {
     "tcp": "One send of node 2 has its data pointer off by N bytes: a shifted page\n# or message is delivered (ha and perf trust the byte stream).",
     "via0": "One send descriptor of node 2 has its data pointer off by N bytes: node 2\n# diagnoses the error and terminates itself; restarted at 90 s.",
@@ -191,6 +217,13 @@ def experiment(mode, fault, rate=800, name=None, title=None):
     elif fault in ("mem-alloc-fail", "mem-pin-fail"):
         faults = f"  - {{type: {fault}, node: 2, at: 60s, duration: 90s}}"
         ph, op = phases(90, 60), operator(None, "the fault clears by itself")
+    elif fault == "partition":
+        faults = "  - {type: partition, group: [[1, 2], [3, 4]], at: 60s, duration: 90s, params: {mode: hold}}"
+        ph, op = phases(90, 60), operator(None, "the network heals at the clear")
+    elif fault in ("delay", "loss", "slow"):
+        params = {"delay": "{delay: 100ms}", "loss": "{loss: \"0.1\", rto: 200ms}", "slow": "{delay: 100ms}"}[fault]
+        faults = f"  - {{type: {fault}, node: 2, at: 60s, duration: 90s, params: {params}}}"
+        ph, op = phases(90, 60), operator(None, "the fault clears by itself")
     elif fault.startswith("bad-param"):
         # One faulty call (count: 1), as a bug hit once. The TCP modes lose
         # or garble a message and carry on: no operator. The VIA modes fail
@@ -207,6 +240,8 @@ def experiment(mode, fault, rate=800, name=None, title=None):
     name = name or f"press-{mode}-{fault}"
     file = f"examples/{name}.yaml"
     total = sum(int(x.split("duration: ")[1].split("s")[0]) for x in ph.splitlines())
+    if fault == "partition":
+        title = title or f"PRESS ({mode}) under a 2 + 2 partition of its four nodes."
     title = title or f"PRESS ({mode}) under {fault} of one of four nodes."
     text = HEADER.format(title=title, story=story, file=file, minutes=f"{total / 60:.1f}".rstrip("0").rstrip(".")) + \
         BODY.format(name=name, mode=mode, boot=boot, workload=workload(rate), phases=ph, faults=faults, operator=op)
@@ -392,6 +427,9 @@ def main():
     files = []
     for fault in SEED000_FAULTS + SEED001_FAULTS:
         for mode in MODES:
+            files.append(experiment(mode, fault))
+    for fault in TCP_ONLY_FAULTS:
+        for mode in TCP_MODES:
             files.append(experiment(mode, fault))
     for mode in MODES:
         files.append(accelerated(mode))

@@ -312,6 +312,24 @@ TABLES = {
         "rows": [{"labels": [f], "run": "nagaraja02/faults/press-perf-" + f}
                  for f in ("link-down", "node-crash", "mem-alloc-fail")],
     },
+    "press-fault-table": {
+        "what": "docs/press.md's fault table, measured: each remaining fault of Nagaraja et al. (2002) Table 3 "
+                "and the network faults on perf, ha and robust (experiment nagaraja02/fault-table; docs/press.md, "
+                "Which faults each mode contains)",
+        "labels": ["fault", "mode"],
+        "columns": [
+            {"head": "class", "key": "faults.0.class", "mode": True},
+            {"head": "failure duration", "key": "faults.0.failure_duration_s", "unscale": True, "fmt": "{:.0f}"},
+            {"head": "fault-phase throughput", "key": "phases.fault.throughput_mean_per_s", "per": "baseline.mean",
+             "fmt": "{:.2f}"},
+            {"head": "goodput", "key": "overall.goodput", "fmt": "{:.3f}"},
+            {"head": "data_error", "key": "overall.outcomes.data_error", "fmt": "{:.0f}"},
+        ],
+        "rows": [{"labels": [f, m], "run": "nagaraja02/fault-table/press-%s-%s" % (m, f)}
+                 for f in ("switch-down", "mem-alloc-fail", "bad-param-null", "bad-param-offset", "bad-param-size",
+                           "partition", "delay", "loss", "slow")
+                 for m in ("perf", "ha", "robust")],
+    },
     "ssm-brick-kill": {
         "what": "Ling et al. (2004) §5.1, Fig. 7: a brick killed and restarted empty under 450 requests/s, "
                 "per phase (docs/ssm.md, Results)",
