@@ -704,19 +704,26 @@ def read_events(rep):
     return events
 
 
-def event_span(rep, span):
-    if "each" in span:
-        return each_span(rep, span)
+def span_bounds(rep, span):
+    """The first from event's time and the first to event's after it (one
+    whose detail holds span's "detail", when given)."""
     start, detail = None, span.get("detail", "")
     for t, kind, text in read_events(rep):
         if start is None:
             if kind == span["from"]:
                 start = t
         elif kind == span["to"] and detail in text:
-            return t - start
+            return start, t
     if start is None:
         raise Missing("no %s event" % span["from"])
     raise Missing("no %s event%s after %s" % (span["to"], " saying %r" % detail if detail else "", span["from"]))
+
+
+def event_span(rep, span):
+    if "each" in span:
+        return each_span(rep, span)
+    start, end = span_bounds(rep, span)
+    return end - start
 
 
 def each_span(rep, span):
@@ -737,18 +744,7 @@ def each_span(rep, span):
 def window_drop(rep, span, summary):
     """The worst window's fall during span, as internal/reproduce's
     windowDrop: windows the span only touches are left out."""
-    start = end = None
-    for t, kind, _ in read_events(rep):
-        if start is None:
-            if kind == span["from"]:
-                start = t
-        elif kind == span["to"]:
-            end = t
-            break
-    if start is None:
-        raise Missing("no %s event" % span["from"])
-    if end is None:
-        raise Missing("no %s event after %s" % (span["to"], span["from"]))
+    start, end = span_bounds(rep, span)
     mean, width = lookup(summary, "baseline.mean"), lookup(summary, "run.window_s")
     if not mean or not width:
         raise Missing("baseline.mean or run.window_s is 0")
