@@ -627,30 +627,7 @@ class Missing(Exception):
     """A value a repetition does not have; its text becomes a note."""
 
 
-def lookup(doc, path):
-    """Follows a dotted path; a key holding dots ("0.1") is matched whole."""
-    parts = path.split(".")
-    cur, i = doc, 0
-    while i < len(parts):
-        if isinstance(cur, list):
-            try:
-                cur = cur[int(parts[i])]
-            except (ValueError, IndexError):
-                raise Missing("no %s" % ".".join(parts[:i + 1]))
-            i += 1
-            continue
-        if not isinstance(cur, dict):
-            raise Missing("no %s" % ".".join(parts[:i + 1]))
-        for j in range(len(parts), i, -1):
-            name = ".".join(parts[i:j])
-            if name in cur:
-                cur, i = cur[name], j
-                break
-        else:
-            raise Missing("no %s" % ".".join(parts[:i + 1]))
-    if cur is None:
-        raise Missing("%s is null" % path)
-    return cur
+_SELECT = re.compile(r"([^\[]+)\[([^=\]]+)=([^\]]*)\]")
 
 
 def split_path(path):
@@ -667,22 +644,39 @@ def split_path(path):
     return parts
 
 
-def select(doc, path):
-    """Follows a path whose parts are names, or name[field=value]: the
-    element of the list doc[name] whose field reads value."""
-    cur = doc
-    for part in split_path(path):
-        m = re.fullmatch(r"([^\[]+)\[([^=\]]+)=([^\]]*)\]", part)
-        name = m.group(1) if m else part
-        if not isinstance(cur, dict) or name not in cur:
-            raise Missing("no %s in %s" % (name, path))
-        cur = cur[name]
-        if m:
-            field, want = m.group(2), m.group(3)
-            found = [e for e in (cur or []) if isinstance(e, dict) and str(e.get(field)) == want]
-            if not found:
-                raise Missing("no %s with %s=%s" % (name, field, want))
-            cur = found[0]
+def lookup(doc, path):
+    """Follows a dotted path, as the reproduce measures read one: a key
+    holding dots ("0.1") is matched whole, a number indexes a list, and
+    name[field=value] takes the element of the list doc[name] whose field
+    reads value ("outlier_breakdown[key=cluster.options.style].values[value=passive].share")."""
+    parts = split_path(path)
+    cur, i = doc, 0
+    while i < len(parts):
+        if isinstance(cur, list):
+            try:
+                cur = cur[int(parts[i])]
+            except (ValueError, IndexError):
+                raise Missing("no %s" % ".".join(parts[:i + 1]))
+            i += 1
+            continue
+        if not isinstance(cur, dict):
+            raise Missing("no %s" % ".".join(parts[:i + 1]))
+        for j in range(len(parts), i, -1):
+            name = ".".join(parts[i:j])
+            m = _SELECT.fullmatch(name)
+            key = m.group(1) if m else name
+            if key not in cur:
+                continue
+            cur, i = cur[key], j
+            if m:
+                field, want = m.group(2), m.group(3)
+                found = [e for e in (cur or []) if isinstance(e, dict) and str(e.get(field)) == want]
+                if not found:
+                    raise Missing("no %s with %s=%s" % (key, field, want))
+                cur = found[0]
+            break
+        else:
+            raise Missing("no %s" % ".".join(parts[:i + 1]))
     if cur is None:
         raise Missing("%s is null" % path)
     return cur
@@ -850,7 +844,7 @@ def sweep_value(sweep, col):
     """A falls, largest or peak column's reading of one repetition's
     sweep.json, as internal/reproduce/measure.go reads it."""
     if "sweep_key" in col:
-        v = select(sweep, col["sweep_key"].format(**col.get("_names", {})))
+        v = lookup(sweep, col["sweep_key"].format(**col.get("_names", {})))
         if not isinstance(v, (int, float)) or isinstance(v, bool):
             raise Missing("%s is %r, not a number" % (col["sweep_key"], v))
         return float(v) * col.get("factor", 1)
