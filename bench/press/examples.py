@@ -15,6 +15,8 @@ link-down last 90 s (until the operator's repair, or the link's own
 repair); app-hang lasts 30 s, shorter than detection, as in the paper.
 """
 import os
+import re
+import textwrap
 
 MODES = ["perf", "ha", "robust", "via0", "via3", "via5"]
 
@@ -143,26 +145,39 @@ FAULT_STORIES = {
         "rmw": "One remote memory write of node 2 carries a NULL data pointer: the error\n# is reported on both nodes and both terminate (Nagaraja et al. 2002, Fig.\n# 5). The operator restarts each failed node, never the others: node 2\n# at 90 s, and its peer, whose exit is an unplanned fault, 90 s after it\n# (as in examples/press-MODE-accelerated.yaml).",
     },
 }
-FAULT_STORIES["partition"] = {
-    "perf": "The intra-cluster network is split 2 + 2 (nodes 1-2 | 3-4) for 90 s,\n# held: perf stalls on every forward across the split and resumes when\n# it heals.",
-    "ha": "The intra-cluster network is split 2 + 2 (nodes 1-2 | 3-4) for 90 s:\n# heartbeats split the ring into two halves that never merge again.",
-    "robust": "The intra-cluster network is split 2 + 2 (nodes 1-2 | 3-4) for 90 s: two\n# halves, merged again when the network heals.",
-}
-FAULT_STORIES["delay"] = {
-    "perf": "Every intra-cluster link of node 2 is delayed 100 ms each way for 90 s\n# (10 ms at --time-scale 0.1): every forward through node 2 waits, and\n# every node that waits on it slows.",
-    "ha": "Every intra-cluster link of node 2 is delayed 100 ms each way for 90 s\n# (10 ms at --time-scale 0.1): forwards through node 2 wait; its beats\n# arrive late, too little to miss three 1 s periods.",
-    "robust": "Every intra-cluster link of node 2 is delayed 100 ms each way for 90 s\n# (10 ms at --time-scale 0.1): forwards through node 2 wait, bounded by\n# robust's per-message deadlines.",
-}
-FAULT_STORIES["loss"] = {
-    "perf": "Node 2's intra-cluster links lose 10% of their chunks for 90 s, each lost\n# chunk resent after 200 ms (20 ms at --time-scale 0.1): forwards through\n# node 2 wait for the resends.",
-    "ha": "Node 2's intra-cluster links lose 10% of their chunks for 90 s, each lost\n# chunk resent after 200 ms (20 ms at --time-scale 0.1): forwards and\n# beats through node 2 arrive late.",
-    "robust": "Node 2's intra-cluster links lose 10% of their chunks for 90 s, each lost\n# chunk resent after 200 ms (20 ms at --time-scale 0.1): forwards through\n# node 2 wait, bounded by robust's per-message deadlines.",
-}
-FAULT_STORIES["slow"] = {
-    "perf": "Node 2 sleeps 100 ms before each message it sends for 90 s (10 ms at\n# --time-scale 0.1): everything waiting on node 2 slows.",
-    "ha": "Node 2 sleeps 100 ms before each message it sends for 90 s (10 ms at\n# --time-scale 0.1): its messages lag.",
-    "robust": "Node 2 sleeps 100 ms before each message it sends for 90 s (10 ms at\n# --time-scale 0.1): its send deadlines cut it off and forwards fall back.",
-}
+
+
+def per_mode(what, **then):
+    """A fault's story for each TCP mode: what the fault does, then, after a
+    colon, what that mode makes of it; wrapped as the header's comment."""
+    def wrap(text):
+        # keep "10 ms" and "node 2" on one line
+        glued = re.sub(r"(\d) (ms|s\b)|(node) (\d)", lambda m: "\u00a0".join(x for x in m.groups() if x), text)
+        return textwrap.fill(glued, width=76, break_on_hyphens=False).replace("\u00a0", " ").replace("\n", "\n# ")
+    return {mode: wrap(f"{what}: {rest}") for mode, rest in then.items()}
+
+
+FAULT_STORIES["partition"] = per_mode(
+    "The intra-cluster network is split 2 + 2 (nodes 1-2 | 3-4) for 90 s, held",
+    perf="perf stalls on every forward across the split and resumes when it heals.",
+    ha="heartbeats split the ring into two halves that never merge again.",
+    robust="two halves, merged again when the network heals.")
+FAULT_STORIES["delay"] = per_mode(
+    "Every intra-cluster link of node 2 is delayed 100 ms each way for 90 s (10 ms at --time-scale 0.1)",
+    perf="every forward through node 2 waits, and every node that waits on it slows.",
+    ha="forwards through node 2 wait; its beats arrive late, too little to miss three 1 s periods.",
+    robust="forwards through node 2 wait, bounded by robust's per-message deadlines.")
+FAULT_STORIES["loss"] = per_mode(
+    "Node 2's intra-cluster links lose 10% of their chunks for 90 s, each lost chunk resent after 200 ms "
+    "(20 ms at --time-scale 0.1)",
+    perf="forwards through node 2 wait for the resends.",
+    ha="forwards and beats through node 2 arrive late.",
+    robust="forwards through node 2 wait, bounded by robust's per-message deadlines.")
+FAULT_STORIES["slow"] = per_mode(
+    "Node 2 sleeps 100 ms before each message it sends for 90 s (10 ms at --time-scale 0.1)",
+    perf="everything waiting on node 2 slows.",
+    ha="its messages lag.",
+    robust="its send deadlines cut it off and forwards fall back.")
 FAULT_STORIES["bad-param-offset"] = {
     "tcp": "One send of node 2 has its data pointer off by N bytes: a shifted page\n# or message is delivered (ha and perf trust the byte stream).",
     "via0": "One send descriptor of node 2 has its data pointer off by N bytes: node 2\n# diagnoses the error and terminates itself; restarted at 90 s.",
