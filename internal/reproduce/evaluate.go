@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/faultbench/faultbench/internal/record"
 	"github.com/faultbench/faultbench/internal/sweep"
 )
 
@@ -250,15 +249,7 @@ func (ev *evaluator) sweepStatus(r *repetition) {
 		r.ref.Status, r.ref.Reason = StatusIncomplete, "no sweep runs yet"
 		return
 	}
-	// A directory kept without its request records (docs/results keeps
-	// only the small files) cannot be analysed again: sweep.json's latency
-	// distributions would come out empty. Judge from the sweep.json the
-	// full run wrote instead, reading only the runs' statuses.
-	collect := sweep.Collect
-	if !recordsKept(dirs) && fileExists(filepath.Join(r.dir, sweep.AnalysisFile)) {
-		collect = func(dirs []string, _ string) (*sweep.Table, error) { return sweep.ReadTable(dirs) }
-	}
-	t, err := collect(dirs, r.dir)
+	t, err := sweep.Collect(dirs, r.dir)
 	if err != nil {
 		r.ref.Status, r.ref.Reason = StatusFailed, "collecting the sweep: "+err.Error()
 		return
@@ -277,17 +268,6 @@ func (ev *evaluator) sweepStatus(r *repetition) {
 	if failed > 0 {
 		r.ref.Reason = fmt.Sprintf("%d of %d runs failed or are incomplete and are left out", failed, len(t.Rows))
 	}
-}
-
-// recordsKept says whether any of the run directories holds its request
-// record.
-func recordsKept(dirs []string) bool {
-	for _, d := range dirs {
-		if record.HoldsRun(d) {
-			return true
-		}
-	}
-	return false
 }
 
 func (ev *evaluator) claim(p *Paper, c *Claim) ClaimReport {

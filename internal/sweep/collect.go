@@ -61,7 +61,8 @@ type Table struct {
 
 // Collect reads run directories produced anywhere (by Execute, or by
 // `faultbench run` on the files of Plan) and writes sweep.csv,
-// sweep.parquet and sweep.json into out.
+// sweep.parquet and sweep.json into out; an existing sweep.json is kept
+// when none of the runs holds its request record.
 func Collect(dirs []string, out string) (*Table, error) {
 	t, err := ReadTable(dirs)
 	if err != nil {
@@ -76,6 +77,13 @@ func Collect(dirs []string, out string) (*Table, error) {
 	if err := t.WriteParquet(filepath.Join(out, ParquetFile)); err != nil {
 		return nil, err
 	}
+	// Runs kept without their request records (docs/results keeps only
+	// the small files) cannot be analysed again: every latency
+	// distribution would come out empty. Keep the sweep.json their full
+	// runs wrote.
+	if _, err := os.Stat(filepath.Join(out, AnalysisFile)); err == nil && !recordsKept(dirs) {
+		return t, nil
+	}
 	a, err := Analyze(t, AnalyzeOptions{})
 	if err != nil {
 		return nil, err
@@ -84,6 +92,17 @@ func Collect(dirs []string, out string) (*Table, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// recordsKept says whether any of the run directories holds its request
+// record.
+func recordsKept(dirs []string) bool {
+	for _, d := range dirs {
+		if record.HoldsRun(d) {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadTable reads the rows of run directories.
