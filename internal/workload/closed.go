@@ -96,6 +96,9 @@ func (g *Generator) user(schedCtx, attemptCtx context.Context, driver Driver, th
 		if count != nil {
 			count.Add(1)
 		}
+		if g.flight != nil {
+			g.flight.Started(c, next.Sub(start))
+		}
 		end := g.attempt(attemptCtx, driver, c, arrival{at: next.Sub(start), path: path}, next, t)
 		if g.cutAt.Load() != 0 && attemptCtx.Err() != nil {
 			return // Abandon: this user's attempt was recorded cut short

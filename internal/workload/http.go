@@ -155,7 +155,14 @@ func (d *HTTPDriver) Do(ctx context.Context, a Attempt) (r Result) {
 		var slotted bool
 		if pool != nil {
 			var ok bool
-			if conn, slotted, ok = pool.acquire(ctx, connectBy); !ok {
+			if pool.slots != nil && try == 0 && !time.Now().Before(connectBy) {
+				// It waited in its lane (attemptWorkers) past the
+				// connect timeout, as acquire would have: refused.
+				ok = false
+			} else {
+				conn, slotted, ok = pool.acquire(ctx, connectBy)
+			}
+			if !ok {
 				// No connection of the client's MaxConns came free in
 				// time: the generator's own limit, not the service's.
 				r := aborted
@@ -207,6 +214,16 @@ func (d *HTTPDriver) Do(ctx context.Context, a Attempt) (r Result) {
 		}
 		return r
 	}
+}
+
+// connLimit says the generator may run this driver's attempts in lanes of
+// MaxConns workers a target (attemptWorkers): with keep-alive and a cap,
+// no more attempts to one address can hold a connection at once.
+func (d *HTTPDriver) connLimit() int {
+	if d.cfg.Keepalive {
+		return d.cfg.MaxConns
+	}
+	return 0
 }
 
 // acquire returns an idle connection, or nil with leave to dial (slotted

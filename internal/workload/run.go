@@ -243,6 +243,9 @@ func (g *Generator) client(schedCtx, attemptCtx context.Context, c int, start ti
 		defer inFlight.Add(-1)
 		g.attempt(attemptCtx, driver, c, j.a, j.when, j.t)
 	}}
+	if l, ok := driver.(connLimiter); ok && l.connLimit() > 0 {
+		workers.laneLimit, workers.lanes = l.connLimit(), make([]lane, len(g.targets))
+	}
 
 	a, ok := sched.next()
 	for ; ok && a.at < length; a, ok = sched.next() {
@@ -263,6 +266,9 @@ func (g *Generator) client(schedCtx, attemptCtx context.Context, c int, start ti
 		}
 		inFlight.Add(1)
 		attempts.Add(1)
+		if g.flight != nil {
+			g.flight.Started(c, a.at)
+		}
 		workers.run(job{a: a, when: when, t: t})
 	}
 	workers.close()
@@ -301,14 +307,12 @@ func (g *Generator) drain(attempts *sync.WaitGroup, start time.Time, length time
 // attempt sends one arrival through driver and records it: with its
 // outcome, as refused when the driver had no user or connection for it, or
 // as cut short when Abandon ended it. It returns when the attempt ended
-// (a closed-loop user thinks from then on).
+// (a closed-loop user thinks from then on). The caller has told the
+// FlightObserver it Started, when it handed the arrival on.
 func (g *Generator) attempt(ctx context.Context, driver Driver, c int, a arrival, when time.Time, t *resolvedTarget) (end time.Time) {
 	handed := time.Now()
 	if g.obs != nil {
 		g.obs.Sent(c, handed.Sub(when))
-	}
-	if g.flight != nil {
-		g.flight.Started(c, a.at)
 	}
 	r := driver.Do(ctx, Attempt{Scheduled: when, Addr: t.dial, Host: t.host, Target: a.path})
 	if g.flight != nil {
@@ -358,13 +362,50 @@ type job struct {
 // There are never more workers than attempts were once in flight at the
 // same time (MaxInFlight bounds that); an idle worker waits for the next
 // arrival or for close, which ends it.
+//
+// When the driver caps its connections to an address (a connLimiter:
+// keep-alive HTTP with max_conns), more workers than connections would
+// only wait for one, each in a select with a timer of its own, and an
+// overloaded run would spend its CPU starting them. Each target then has
+// a lane instead: a queue of its arrivals, first in first out as the
+// connection pool's waiters were, served by at most laneLimit workers. A
+// worker always finds its connection free, and the wait for one is the
+// time its arrival spent in the lane. Lanes are per target, so a node
+// that holds every connection to it delays no other node's arrivals.
 type attemptWorkers struct {
 	do   func(job)
 	jobs chan job // unbuffered: a send succeeds only when a worker waits
+
+	laneLimit int    // workers per target; 0: no lanes
+	lanes     []lane // by target index
+	// overflow counts the goroutines handing on arrivals that found
+	// their lane's buffer full; close waits for them.
+	overflow sync.WaitGroup
+}
+
+// A lane is one target's queue and the number of workers serving it.
+type lane struct {
+	jobs    chan job
+	workers int
+}
+
+// laneBuffer is a lane's queue. An arrival that finds it full is handed
+// on by a goroutine of its own (attemptWorkers.overflow), so the queue
+// holds as many as MaxInFlight without allocating that much up front.
+const laneBuffer = 1024
+
+// connLimiter is implemented by drivers that never hold more than
+// connLimit connections to one address at once (0: no cap).
+type connLimiter interface {
+	connLimit() int
 }
 
 // run hands j to an idle worker, or starts one for it.
 func (w *attemptWorkers) run(j job) {
+	if w.laneLimit > 0 {
+		w.queue(j)
+		return
+	}
 	if w.jobs == nil {
 		w.jobs = make(chan job)
 	}
@@ -375,6 +416,35 @@ func (w *attemptWorkers) run(j job) {
 	}
 }
 
+// queue appends j to its target's lane, starting the lane's next worker
+// while it has fewer than laneLimit.
+func (w *attemptWorkers) queue(j job) {
+	l := &w.lanes[j.a.target]
+	if l.jobs == nil {
+		l.jobs = make(chan job, laneBuffer)
+	}
+	if l.workers < w.laneLimit {
+		l.workers++
+		go w.serve(l.jobs)
+	}
+	select {
+	case l.jobs <- j:
+	default:
+		w.overflow.Add(1)
+		go func() {
+			defer w.overflow.Done()
+			l.jobs <- j
+		}()
+	}
+}
+
+// serve runs a lane's jobs until close.
+func (w *attemptWorkers) serve(jobs <-chan job) {
+	for j := range jobs {
+		w.do(j)
+	}
+}
+
 // work runs j, then every job handed to it, until close.
 func (w *attemptWorkers) work(j job) {
 	for ok := true; ok; j, ok = <-w.jobs {
@@ -382,9 +452,16 @@ func (w *attemptWorkers) work(j job) {
 	}
 }
 
-// close ends the idle workers, and each busy one when its attempt ends.
+// close ends the idle workers, and each busy one when its attempt ends
+// and its lane is empty.
 func (w *attemptWorkers) close() {
 	if w.jobs != nil {
 		close(w.jobs)
+	}
+	w.overflow.Wait()
+	for _, l := range w.lanes {
+		if l.jobs != nil {
+			close(l.jobs)
+		}
 	}
 }

@@ -260,3 +260,47 @@ func BenchmarkGeneratorArrival(b *testing.B) {
 	}
 	b.ReportMetric(float64(benchcpu.Process()-before)/float64(got), "cpu-ns/arrival")
 }
+
+// With keep-alive and max_conns, a client's arrivals wait for a connection
+// in their target's lane: those to a node that holds every connection are
+// refused as the generator's (no_conn) once their connect timeout passes,
+// exactly at it, and the other node's arrivals do not wait behind them.
+func TestLanesRefuseWithoutDelayingOtherNodes(t *testing.T) {
+	good := newServer(t, respond(func(p string) string { return okReply(pageBody(p)) }))
+	hung := newServer(t, respondThenHang(""))
+	const connect, response, length = 100 * time.Millisecond, 400 * time.Millisecond, 250 * time.Millisecond
+	cfg := Config{
+		Rate: 200, Clients: 1, Trace: "zipf:20:1", Seed: 3, Verify: verifyPage,
+		Keepalive: true, MaxConns: 2, ConnectTimeout: connect, ResponseTimeout: response,
+		Targets: []Target{{1, good.addr()}, {2, hung.addr()}},
+	}
+	sink := &sliceSink{}
+	if err := Run(context.Background(), cfg, time.Now(), length, sink); err != nil {
+		t.Fatal(err)
+	}
+	var ok, timedOut, refused int
+	for _, r := range sink.sorted() {
+		switch {
+		case r.Node == 1:
+			if r.Outcome != record.OK || r.Refused != record.NotRefused {
+				t.Errorf("node 1 at %.3fs: %v (refused %q), want ok", r.StartS, r.Outcome, r.Refused)
+			}
+			ok++
+		case r.Outcome == record.Timeout:
+			timedOut++
+		case r.Refused == record.RefusedNoConn:
+			if r.Outcome != record.ConnError || time.Duration(r.LatencyS*1e9+0.5) != connect {
+				t.Errorf("node 2 at %.3fs refused: %v after %.6fs, want conn_error (refused) after %v", r.StartS, r.Outcome, r.LatencyS, connect)
+			}
+			refused++
+		default:
+			t.Errorf("node 2 at %.3fs: %v (refused %q), want timeout or refused no_conn", r.StartS, r.Outcome, r.Refused)
+		}
+	}
+	if ok == 0 || timedOut != cfg.MaxConns || refused == 0 {
+		t.Errorf("node 1 ok %d, node 2 timed out %d and refused %d: want some ok, %d timed out (the held connections), some refused", ok, timedOut, refused, cfg.MaxConns)
+	}
+	if got := hung.accepted.Load(); got != int64(cfg.MaxConns) {
+		t.Errorf("node 2 accepted %d connections, want max_conns %d", got, cfg.MaxConns)
+	}
+}
