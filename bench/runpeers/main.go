@@ -19,7 +19,8 @@
 //
 //   - wrk -t1 -c CONNS: its closed-loop rate, the ceiling of the server;
 //   - vegeta attack (open loop, every result written to a file, like
-//     faultbench) and faultbench run: the highest rate sustained, found by
+//     faultbench), wrk2 -R (wrk's open-loop fork, in C, when -wrk2 finds
+//     it) and faultbench run: the highest rate sustained, found by
 //     doubling and then bisecting, where sustained means every arrival
 //     recorded (none refused by the generator, none cut short), at least
 //     99% of them ok, and an ok rate at least 97% of the offered one;
@@ -27,6 +28,12 @@
 //     over the load (for faultbench only the load phase, sampled from
 //     /proc, so cluster start-up, analysis and report are not counted),
 //     divided by the requests it completed.
+//
+// Then, since a generator's CPU per request falls as the server it drives
+// gets busier (a closed loop at saturation never waits for an event; an
+// open loop below it wakes for every arrival and every answer), every
+// open-loop tool runs -reps times at one rate per mode (-same-keepalive,
+// -same-new), alternately, and their CPU per request is compared there.
 //
 // Every figure is the median of -reps searches; the machine is shared, so
 // the ratios, taken in the same sitting, are what to quote.
@@ -64,10 +71,12 @@ type options struct {
 	faultbench     string
 	vegeta         string
 	wrk            string
+	wrk2           string // "" when absent: its searches are skipped
 	nginx          string
 	work           string
 	profileDir     string
 	profileRates   map[string]float64
+	sameRates      map[string]float64 // by mode; 0: no same-rate runs
 	lagRate        float64
 	compare        string
 	fixedRates     map[string]float64
@@ -82,7 +91,7 @@ func main() {
 
 func run() error {
 	var o options
-	var modes, profKA, profNew string
+	var modes, profKA, profNew, sameKA, sameNew string
 	flag.DurationVar(&o.duration, "duration", 6*time.Second, "length of each measured run (faultbench's one phase)")
 	flag.IntVar(&o.reps, "reps", 3, "repetitions of each search (medians reported)")
 	flag.StringVar(&modes, "modes", "keepalive,new", "connection modes: keepalive, new")
@@ -95,6 +104,9 @@ func run() error {
 	flag.StringVar(&o.faultbench, "faultbench", "", "faultbench binary (default: built from this repository)")
 	flag.StringVar(&o.vegeta, "vegeta", "", "vegeta binary (default: vegeta on PATH, else go install github.com/tsenart/vegeta/v12@v12.13.0)")
 	flag.StringVar(&o.wrk, "wrk", "wrk", "wrk binary")
+	flag.StringVar(&o.wrk2, "wrk2", "wrk2", "wrk2 binary, the open-loop wrk (built from github.com/giltene/wrk2; skipped when not found)")
+	flag.StringVar(&sameKA, "same-keepalive", "16000", "rate at which every open-loop tool runs -reps times with keep-alive, for CPU per request at one rate (0: skip)")
+	flag.StringVar(&sameNew, "same-new", "6000", "the same with new connections (0: skip)")
 	flag.StringVar(&o.nginx, "nginx", "/usr/sbin/nginx", "nginx binary")
 	flag.StringVar(&o.profileDir, "profile", "", "only profile: run faultbench once per mode with --cpuprofile/--memprofile into this directory")
 	flag.StringVar(&profKA, "profile-keepalive", "30000", "rate profiled with keep-alive")
@@ -115,6 +127,14 @@ func run() error {
 			return fmt.Errorf("-profile-%s: %q is not a rate", mode, v)
 		}
 		o.profileRates[mode] = r
+	}
+	o.sameRates = map[string]float64{}
+	for mode, v := range map[string]string{"keepalive": sameKA, "new": sameNew} {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r < 0 {
+			return fmt.Errorf("-same-%s: %q is not a rate", mode, v)
+		}
+		o.sameRates[mode] = r
 	}
 	if o.conns < o.clients || o.conns%o.clients != 0 {
 		return fmt.Errorf("-conns %d must be a multiple of -clients %d (faultbench's max_conns is per client)", o.conns, o.clients)
@@ -138,7 +158,11 @@ func run() error {
 
 	fmt.Printf("# runpeers: %s, %d cores, load average %s\n", time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), loadAverage())
 	fmt.Printf("# nginx 1 worker (master_process off) pinned to CPU %s, one %d-byte page; every generator pinned to CPU %s\n", o.srvCPU, o.pageBytes, o.genCPU)
-	fmt.Printf("# runs of %v, %d keep-alive connections, faultbench %d clients, median of %d\n\n", o.duration, o.conns, o.clients, o.reps)
+	fmt.Printf("# runs of %v, %d keep-alive connections, faultbench %d clients, median of %d\n", o.duration, o.conns, o.clients, o.reps)
+	if o.wrk2 == "" {
+		fmt.Printf("# wrk2 not found: its searches are skipped (git clone https://github.com/giltene/wrk2 && make -C wrk2, then -wrk2 wrk2/wrk)\n")
+	}
+	fmt.Println()
 
 	if o.profileDir != "" {
 		return o.profile(ctx)
@@ -172,6 +196,13 @@ func run() error {
 				return err
 			}
 			res.vegeta = append(res.vegeta, v)
+			if o.wrk2 != "" {
+				w2, err := search(ctx, "wrk2 "+mode, o.start, func(rate float64) (trial, error) { return o.wrk2Trial(ctx, peer.addr, mode, rate) })
+				if err != nil {
+					return err
+				}
+				res.wrk2 = append(res.wrk2, w2)
+			}
 			f, err := search(ctx, "faultbench "+mode, o.start, func(rate float64) (trial, error) { return o.faultbenchTrial(ctx, mode, rate, nil) })
 			if err != nil {
 				return err
@@ -180,6 +211,9 @@ func run() error {
 		}
 	}
 	printTable(o, results)
+	if err := o.sameRate(ctx, peer.addr); err != nil {
+		return err
+	}
 
 	if o.lagRate > 0 {
 		var lags []float64
@@ -206,7 +240,7 @@ type trial struct {
 	why       string // why it did not pass
 }
 
-type modeResult struct{ wrk, vegeta, faultbench []trial }
+type modeResult struct{ wrk, vegeta, wrk2, faultbench []trial }
 
 // search finds the highest rate at which try passes: doubling from start,
 // then bisecting to within 3%, or halving when start already fails.
@@ -292,6 +326,114 @@ func (o options) wrkTrial(ctx context.Context, addr, mode string) (trial, error)
 	t.okRate, t.pass = t.rate, t.why == ""
 	t.cpuPerReq = cpuOf(cmd.ProcessState) / float64(t.requests)
 	return t, nil
+}
+
+// wrk2Trial runs wrk2 -t1 at rate for the run's length. wrk2 paces its
+// requests like faultbench and vegeta, but keeps only a latency histogram
+// (corrected for the sends it delayed), not every result; it never
+// refuses, so "every arrival recorded" is read as "every paced request
+// completed": its count at least 97% of rate × duration (it starts each
+// connection's pacing after the connect), and errors below 1%.
+func (o options) wrk2Trial(ctx context.Context, addr, mode string, rate float64) (trial, error) {
+	args := []string{"-c", o.genCPU, o.wrk2, "-t1", "-c", strconv.Itoa(o.conns), "-d", fmt.Sprintf("%.0fs", o.duration.Seconds()),
+		"-R", fmt.Sprintf("%.0f", rate)}
+	if mode == "new" {
+		args = append(args, "-H", "Connection: close")
+	}
+	args = append(args, "http://"+addr+"/p.html")
+	cmd := exec.CommandContext(ctx, "taskset", args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return trial{}, fmt.Errorf("wrk2: %w\n%s", err, out)
+	}
+	t := trial{rate: rate, cpuPerReq: math.NaN()}
+	var achieved float64
+	var errs int64
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 2 && f[0] == "Requests/sec:":
+			achieved, _ = strconv.ParseFloat(f[1], 64)
+		case len(f) >= 3 && f[1] == "requests" && strings.HasPrefix(f[2], "in"):
+			t.requests, _ = strconv.ParseInt(f[0], 10, 64)
+		case strings.HasPrefix(strings.TrimSpace(line), "Non-2xx"):
+			n, _ := strconv.ParseInt(f[len(f)-1], 10, 64)
+			errs += n
+		case strings.HasPrefix(strings.TrimSpace(line), "Socket errors:"):
+			// Socket errors: connect 0, read 0, write 0, timeout 0
+			for i := 2; i+1 < len(f); i += 2 {
+				n, _ := strconv.ParseInt(strings.TrimSuffix(f[i+1], ","), 10, 64)
+				errs += n
+			}
+		}
+	}
+	if t.requests == 0 {
+		return trial{}, fmt.Errorf("wrk2 printed no request count:\n%s", out)
+	}
+	t.cpuPerReq = cpuOf(cmd.ProcessState) / float64(t.requests)
+	goodput := 1 - float64(errs)/float64(t.requests)
+	t.okRate = achieved * goodput
+	switch {
+	case goodput < 0.99:
+		t.why = fmt.Sprintf("%d errors in %d requests", errs, t.requests)
+	case t.okRate < 0.97*rate:
+		t.why = fmt.Sprintf("ok rate %.0f/s below 97%% of %.0f/s", t.okRate, rate)
+	}
+	t.pass = t.why == ""
+	return t, nil
+}
+
+// sameRate runs every open-loop tool at one rate per mode, alternately,
+// -reps times, and prints each one's CPU per request: at its own highest
+// rate a tool's cost reflects how busy the server kept it, so CPU per
+// request is compared here at one operating point.
+func (o options) sameRate(ctx context.Context, addr string) error {
+	type tool struct {
+		name string
+		try  func(mode string, rate float64) (trial, error)
+	}
+	tools := []tool{{"vegeta", func(m string, r float64) (trial, error) { return o.vegetaTrial(ctx, addr, m, r) }}}
+	if o.wrk2 != "" {
+		tools = append(tools, tool{"wrk2", func(m string, r float64) (trial, error) { return o.wrk2Trial(ctx, addr, m, r) }})
+	}
+	tools = append(tools, tool{"faultbench", func(m string, r float64) (trial, error) { return o.faultbenchTrial(ctx, m, r, nil) }})
+	header := false
+	for _, mode := range o.modes {
+		rate := o.sameRates[mode]
+		if rate == 0 {
+			continue
+		}
+		got := make([][]trial, len(tools))
+		for range o.reps {
+			for i, tl := range tools {
+				t, err := tl.try(mode, rate)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(os.Stderr, "  same rate: %s %s %.0f/s: %s\n", tl.name, mode, rate, verdict(t))
+				got[i] = append(got[i], t)
+			}
+		}
+		if !header {
+			fmt.Printf("\nCPU per request at one rate (median of %d; ok rate and runs that sustained it beside):\n\n", o.reps)
+			fmt.Println("| mode | rate/s | tool | CPU µs/req | runs | ok rate/s | sustained |")
+			fmt.Println("|---|---|---|---|---|---|---|")
+			header = true
+		}
+		for i, tl := range tools {
+			var ok []float64
+			passed := 0
+			for _, t := range got[i] {
+				ok = append(ok, t.okRate)
+				if t.pass {
+					passed++
+				}
+			}
+			c := cpus(got[i])
+			fmt.Printf("| %s | %.0f | %s | %.1f | %s | %.0f | %d of %d |\n", mode, rate, tl.name, median(c)*1e6, joinf(c, "%.1f", 1e6), median(ok), passed, len(got[i]))
+		}
+	}
+	return nil
 }
 
 // vegetaTrial runs vegeta attack at rate, writing every result to a file,
@@ -490,25 +632,28 @@ func (o options) compareBinaries(ctx context.Context) error {
 }
 
 func printTable(o options, results map[string]*modeResult) {
-	fmt.Println("| mode | wrk req/s | vegeta max sustained/s | faultbench run max sustained/s | faultbench / wrk | faultbench / vegeta | CPU µs/req: wrk | vegeta | faultbench |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| mode | wrk req/s | vegeta max sustained/s | wrk2 max sustained/s | faultbench run max sustained/s | faultbench / wrk | faultbench / vegeta | faultbench / wrk2 | CPU µs/req: wrk | vegeta | wrk2 | faultbench |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, mode := range o.modes {
 		r := results[mode]
 		if r == nil {
 			continue
 		}
-		w, v, f := rates(r.wrk), rates(r.vegeta), rates(r.faultbench)
-		var toWrk, toVeg []float64
+		w, v, w2, f := rates(r.wrk), rates(r.vegeta), rates(r.wrk2), rates(r.faultbench)
+		var toWrk, toVeg, toWrk2 []float64
 		for i := range f {
 			toWrk = append(toWrk, f[i]/w[i])
 			if v[i] > 0 {
 				toVeg = append(toVeg, f[i]/v[i])
 			}
+			if i < len(w2) && w2[i] > 0 {
+				toWrk2 = append(toWrk2, f[i]/w2[i])
+			}
 		}
-		fmt.Printf("| %s | %.0f (%s) | %.0f (%s) | %.0f (%s) | %.2f (%s) | %.2f (%s) | %.1f | %.1f | %.1f |\n", mode,
-			median(w), joinRates(w), median(v), joinRates(v), median(f), joinRates(f),
-			median(toWrk), joinRatios(toWrk), median(toVeg), joinRatios(toVeg),
-			median(cpus(r.wrk))*1e6, median(cpus(r.vegeta))*1e6, median(cpus(r.faultbench))*1e6)
+		fmt.Printf("| %s | %.0f (%s) | %.0f (%s) | %.0f (%s) | %.0f (%s) | %.2f (%s) | %.2f (%s) | %.2f (%s) | %.1f | %.1f | %.1f | %.1f |\n", mode,
+			median(w), joinRates(w), median(v), joinRates(v), median(w2), joinRates(w2), median(f), joinRates(f),
+			median(toWrk), joinRatios(toWrk), median(toVeg), joinRatios(toVeg), median(toWrk2), joinRatios(toWrk2),
+			median(cpus(r.wrk))*1e6, median(cpus(r.vegeta))*1e6, median(cpus(r.wrk2))*1e6, median(cpus(r.faultbench))*1e6)
 	}
 }
 
@@ -675,6 +820,13 @@ func (o *options) resolveBinaries(ctx context.Context) error {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("building faultbench (run from the repository root): %w\n%s", err, out)
 		}
+	}
+	if p, err := exec.LookPath(o.wrk2); err == nil {
+		o.wrk2 = p
+	} else if o.wrk2 != "wrk2" {
+		return fmt.Errorf("-wrk2 %s: %w", o.wrk2, err)
+	} else {
+		o.wrk2 = "" // the default, not installed: skipped, and said so
 	}
 	if o.vegeta == "" {
 		if p, err := exec.LookPath("vegeta"); err == nil {

@@ -230,35 +230,49 @@ func (instantDriver) Do(_ context.Context, a Attempt) Result {
 	return Result{Outcome: record.OK, End: time.Now(), Status: 200, Bytes: 1}
 }
 
+// laneDriver is instantDriver with a connection cap, so the generator
+// runs its attempts in lanes (attemptWorkers).
+type laneDriver struct{ instantDriver }
+
+func (laneDriver) connLimit() int { return 16 }
+
 // BenchmarkGeneratorArrival is the run path's cost per arrival without a
 // network: one client's schedule at 200,000 arrivals a second, each handed
-// to an attempt goroutine and recorded into a counting sink. ns/op is the
-// CPU a recorded arrival costs the generator (the clock it waits on aside);
-// allocs/op should stay 0.
+// to an attempt goroutine (workers: a kept one; lanes: one of the target's
+// 16 lane workers, as keep-alive with max_conns runs) and recorded into a
+// counting sink. ns/op is the CPU a recorded arrival costs the generator
+// (the clock it waits on aside); allocs/op should stay 0.
 func BenchmarkGeneratorArrival(b *testing.B) {
-	drivers["instant"] = func(DriverConfig) Driver { return instantDriver{} }
-	b.Cleanup(func() { delete(drivers, "instant") })
-	const rate = 200000
-	var n atomic.Int64
-	cfg := Config{Driver: "instant", Rate: rate, Arrivals: "constant", Clients: 1, Seed: 1,
-		Trace: "zipf:100:1.0", Targets: []Target{{Node: 1, Addr: "127.0.0.1:9"}}}
-	g, err := New(context.Background(), cfg, SinkFunc(func(record.Request) { n.Add(1) }))
-	if err != nil {
-		b.Fatal(err)
+	for _, d := range []struct {
+		name   string
+		driver Driver
+	}{{"workers", instantDriver{}}, {"lanes", laneDriver{}}} {
+		b.Run(d.name, func(b *testing.B) {
+			drivers["instant"] = func(DriverConfig) Driver { return d.driver }
+			b.Cleanup(func() { delete(drivers, "instant") })
+			const rate = 200000
+			var n atomic.Int64
+			cfg := Config{Driver: "instant", Rate: rate, Arrivals: "constant", Clients: 1, Seed: 1,
+				Trace: "zipf:100:1.0", Targets: []Target{{Node: 1, Addr: "127.0.0.1:9"}}}
+			g, err := New(context.Background(), cfg, SinkFunc(func(record.Request) { n.Add(1) }))
+			if err != nil {
+				b.Fatal(err)
+			}
+			length := time.Duration(float64(b.N) / rate * float64(time.Second))
+			b.ReportAllocs()
+			before := benchcpu.Process()
+			b.ResetTimer()
+			if err := g.Run(context.Background(), time.Now(), length); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			got := n.Load()
+			if got < int64(b.N)*9/10 {
+				b.Fatalf("%d arrivals recorded of %d", got, b.N)
+			}
+			b.ReportMetric(float64(benchcpu.Process()-before)/float64(got), "cpu-ns/arrival")
+		})
 	}
-	length := time.Duration(float64(b.N) / rate * float64(time.Second))
-	b.ReportAllocs()
-	before := benchcpu.Process()
-	b.ResetTimer()
-	if err := g.Run(context.Background(), time.Now(), length); err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
-	got := n.Load()
-	if got < int64(b.N)*9/10 {
-		b.Fatalf("%d arrivals recorded of %d", got, b.N)
-	}
-	b.ReportMetric(float64(benchcpu.Process()-before)/float64(got), "cpu-ns/arrival")
 }
 
 // With keep-alive and max_conns, a client's arrivals wait for a connection
