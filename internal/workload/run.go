@@ -41,9 +41,10 @@ type SendObserver interface {
 }
 
 // FlightObserver follows the attempts in flight (live views, the guard's
-// inflight_age). Started is called from an attempt's goroutine just before
-// it is handed to its driver, Ended from the same goroutine when the driver
-// returned, before the attempt is recorded; at is the attempt's scheduled
+// inflight_age). Started is called when the generator hands an arrival on
+// (from the client's scheduling goroutine, before the arrival waits for a
+// worker or a connection), Ended from the attempt's goroutine when the
+// driver returned, before the attempt is recorded; at is the attempt's scheduled
 // offset from the run's start (its record's StartS). Every Started attempt
 // is Ended exactly once. Both must be safe for concurrent use and quick.
 type FlightObserver interface {
@@ -368,7 +369,8 @@ type job struct {
 // only wait for one, each in a select with a timer of its own, and an
 // overloaded run would spend its CPU starting them. Each target then has
 // a lane instead: a queue of its arrivals, first in first out as the
-// connection pool's waiters were, served by at most laneLimit workers. A
+// connection pool's waiters were (past laneBuffer waiting, roughly so),
+// served by at most laneLimit workers. A
 // worker always finds its connection free, and the wait for one is the
 // time its arrival spent in the lane. Lanes are per target, so a node
 // that holds every connection to it delays no other node's arrivals.
