@@ -180,8 +180,7 @@ func (d *HTTPDriver) Do(ctx context.Context, a Attempt) (r Result) {
 				pool.release(slotted)
 				return aborted
 			}
-			dialer := net.Dialer{Deadline: connectBy}
-			c, err := dialer.DialContext(ctx, "tcp", a.Addr)
+			c, err := dialTCP(ctx, a.Addr, connectBy)
 			if err != nil {
 				pool.release(slotted)
 				if isTimeout(err) {
