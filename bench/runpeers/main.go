@@ -180,6 +180,9 @@ func run() error {
 	results := map[string]*modeResult{}
 	for rep := range o.reps {
 		for _, mode := range o.modes {
+			if mode == "keepalive" {
+				waitTimeWait(ctx)
+			}
 			res := results[mode]
 			if res == nil {
 				res = &modeResult{}
@@ -326,6 +329,39 @@ func (o options) wrkTrial(ctx context.Context, addr, mode string) (trial, error)
 	t.okRate, t.pass = t.rate, t.why == ""
 	t.cpuPerReq = cpuOf(cmd.ProcessState) / float64(t.requests)
 	return t, nil
+}
+
+// waitTimeWait waits, up to 70 s, until the machine holds no TCP
+// connection in TIME_WAIT. A new connection per request leaves tens of
+// thousands (nginx closes first), and a later connect that reuses one's
+// four-tuple can have its SYN answered by the old connection and retried
+// after a second: a keep-alive run that opens its connections then loses
+// a second of its load. wrk2 showed it (a 4 s run at three quarters of
+// its rate); the others pay it less visibly.
+func waitTimeWait(ctx context.Context) {
+	deadline := time.Now().Add(70 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		n := 0
+		for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			for line := range strings.Lines(string(b)) {
+				if f := strings.Fields(line); len(f) > 3 && f[3] == "06" {
+					n++
+				}
+			}
+		}
+		if n == 0 {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "  waiting for %d connections in TIME_WAIT to end\n", n)
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+		}
+	}
 }
 
 // wrk2Trial runs wrk2 -t1 at rate for the run's length. wrk2 paces its
