@@ -262,9 +262,12 @@ func (p *connPool) acquire(ctx context.Context, connectBy time.Time) (c *httpCon
 	return nil, false, false
 }
 
-// acquireTimers are the stopped timers of acquire's waits: at a rate that
-// keeps every connection busy, nearly every attempt waits, and a timer
-// each was a quarter of the run's allocations. Since Go 1.23 a stopped
+// acquireTimers are the stopped timers of acquire's waits. The generator's
+// lanes keep its own attempts from waiting here (a lane's worker finds its
+// connection free); callers that run more attempts than MaxConns at once
+// (the closed loop, a driver used directly) still wait, and near
+// saturation nearly every such attempt does: a timer each was a quarter
+// of the run's allocations. Since Go 1.23 a stopped
 // timer's channel holds nothing stale, so a reused one is as good as new.
 var acquireTimers = sync.Pool{New: func() any {
 	t := time.NewTimer(time.Hour)
