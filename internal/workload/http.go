@@ -156,8 +156,10 @@ func (d *HTTPDriver) Do(ctx context.Context, a Attempt) (r Result) {
 		if pool != nil {
 			var ok bool
 			if pool.slots != nil && try == 0 && !time.Now().Before(connectBy) {
-				// It waited in its lane (attemptWorkers) past the
-				// connect timeout, as acquire would have: refused.
+				// It reached the pool after its connect timeout
+				// (it waited that long in its lane, attemptWorkers,
+				// or the generator was that late): refused, as
+				// acquire refuses a wait that long.
 				ok = false
 			} else {
 				conn, slotted, ok = pool.acquire(ctx, connectBy)
@@ -267,8 +269,8 @@ func (p *connPool) acquire(ctx context.Context, connectBy time.Time) (c *httpCon
 // connection free); callers that run more attempts than MaxConns at once
 // (the closed loop, a driver used directly) still wait, and near
 // saturation nearly every such attempt does: a timer each was a quarter
-// of the run's allocations. Since Go 1.23 a stopped
-// timer's channel holds nothing stale, so a reused one is as good as new.
+// of the run's allocations. Since Go 1.23 a stopped timer's channel holds
+// nothing stale, so a reused one is as good as new.
 var acquireTimers = sync.Pool{New: func() any {
 	t := time.NewTimer(time.Hour)
 	t.Stop()

@@ -44,8 +44,8 @@ type SendObserver interface {
 // inflight_age). Started is called when the generator hands an arrival on
 // (from the client's scheduling goroutine, before the arrival waits for a
 // worker or a connection), Ended from the attempt's goroutine when the
-// driver returned, before the attempt is recorded; at is the attempt's scheduled
-// offset from the run's start (its record's StartS). Every Started attempt
+// driver returned, before the attempt is recorded; at is the attempt's
+// scheduled offset from the run's start (its record's StartS). Every Started attempt
 // is Ended exactly once. Both must be safe for concurrent use and quick.
 type FlightObserver interface {
 	Started(client int, at time.Duration)
@@ -370,10 +370,10 @@ type job struct {
 // overloaded run would spend its CPU starting them. Each target then has
 // a lane instead: a queue of its arrivals, first in first out as the
 // connection pool's waiters were (past laneBuffer waiting, roughly so),
-// served by at most laneLimit workers. A
-// worker always finds its connection free, and the wait for one is the
-// time its arrival spent in the lane. Lanes are per target, so a node
-// that holds every connection to it delays no other node's arrivals.
+// served by at most laneLimit workers. A worker always finds its
+// connection free, and the wait for one is the time its arrival spent in
+// the lane. Lanes are per target, so a node that holds every connection
+// to it delays no other node's arrivals.
 type attemptWorkers struct {
 	do   func(job)
 	jobs chan job // unbuffered: a send succeeds only when a worker waits
