@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -360,8 +359,7 @@ func (d *kvDriver) send(ctx context.Context, a Attempt, u *kvUser, method, path 
 			if !time.Now().Before(connectBy) {
 				return Result{Outcome: record.ConnAbort, End: connectBy}, 0, nil, false
 			}
-			dialer := net.Dialer{Deadline: connectBy}
-			c, err := dialer.DialContext(ctx, "tcp", a.Addr)
+			c, err := dialTCP(ctx, a.Addr, connectBy)
 			if err != nil {
 				if isTimeout(err) {
 					return Result{Outcome: record.ConnAbort, End: connectBy}, 0, nil, false

@@ -229,8 +229,7 @@ func (d *sessionDriver) send(ctx context.Context, a Attempt, method, path, cooki
 			if !time.Now().Before(connectBy) {
 				return Result{Outcome: record.ConnAbort, End: connectBy}, nil, nil, false
 			}
-			dialer := net.Dialer{Deadline: connectBy}
-			c, err := dialer.DialContext(ctx, "tcp", a.Addr)
+			c, err := dialTCP(ctx, a.Addr, connectBy)
 			if err != nil {
 				if isTimeout(err) {
 					return Result{Outcome: record.ConnAbort, End: connectBy}, nil, nil, false
