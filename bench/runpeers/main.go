@@ -104,7 +104,7 @@ func run() error {
 	flag.StringVar(&o.faultbench, "faultbench", "", "faultbench binary (default: built from this repository)")
 	flag.StringVar(&o.vegeta, "vegeta", "", "vegeta binary (default: vegeta on PATH, else go install github.com/tsenart/vegeta/v12@v12.13.0)")
 	flag.StringVar(&o.wrk, "wrk", "wrk", "wrk binary")
-	flag.StringVar(&o.wrk2, "wrk2", "wrk2", "wrk2 binary, the open-loop wrk (built from github.com/giltene/wrk2; skipped when not found)")
+	flag.StringVar(&o.wrk2, "wrk2", defaultWrk2, "wrk2 binary, the open-loop wrk (built from github.com/giltene/wrk2; skipped when not found)")
 	flag.StringVar(&sameKA, "same-keepalive", "16000", "rate at which every open-loop tool runs -reps times with keep-alive, for CPU per request at one rate (0: skip)")
 	flag.StringVar(&sameNew, "same-new", "6000", "the same with new connections (0: skip)")
 	flag.StringVar(&o.nginx, "nginx", "/usr/sbin/nginx", "nginx binary")
@@ -845,6 +845,10 @@ func loadAverage() string {
 	return strings.Join(f[:3], " ")
 }
 
+// defaultWrk2 is -wrk2's default: when it is not on the PATH, wrk2 is
+// skipped; a path the user gave that is not there is an error.
+const defaultWrk2 = "wrk2"
+
 // resolveBinaries builds faultbench and finds (or installs) vegeta.
 func (o *options) resolveBinaries(ctx context.Context) error {
 	for _, bin := range []string{"taskset", o.wrk, o.nginx} {
@@ -861,7 +865,7 @@ func (o *options) resolveBinaries(ctx context.Context) error {
 	}
 	if p, err := exec.LookPath(o.wrk2); err == nil {
 		o.wrk2 = p
-	} else if o.wrk2 != "wrk2" {
+	} else if o.wrk2 != defaultWrk2 {
 		return fmt.Errorf("-wrk2 %s: %w", o.wrk2, err)
 	} else {
 		o.wrk2 = "" // the default, not installed: skipped, and said so
