@@ -531,7 +531,7 @@ func (r *run) workloadConfig() workload.Config {
 	cfg := workload.Config{
 		Driver: w.Driver, Rate: w.Rate, Arrivals: w.Arrivals, Clients: w.Clients,
 		ConnectTimeout: w.ConnectTimeout.Duration, ResponseTimeout: w.ResponseTimeout.Duration,
-		Keepalive: w.Keepalive, MaxConns: w.MaxConns, Trace: w.Trace, MaxInFlight: w.MaxInFlight, Seed: sc.Seed,
+		Keepalive: w.Keepalive, MaxConns: w.MaxConns, PacingTick: w.PacingTick.Duration, Trace: w.Trace, MaxInFlight: w.MaxInFlight, Seed: sc.Seed,
 		Users: w.Users, Flow: w.Flow, Model: w.Model, Think: w.Think, KV: kvConfig(w.KV),
 		AllowRemote: r.opt.AllowRemote, BaseDir: sc.Dir(), TraceMinUsable: w.TraceMinUsable,
 		Requests: RequestSpecs(w), TLS: TLSSpec(w), MaxBody: w.MaxBody,

@@ -16,6 +16,13 @@ import (
 	"github.com/faultbench/faultbench/internal/law"
 )
 
+// The bounds of workload.pacing_tick. Below the shortest the kernel's
+// wake-up is as coarse; the longest catches "1s" written for "1ms".
+const (
+	MinPacingTick = 10 * time.Microsecond
+	MaxPacingTick = 100 * time.Millisecond
+)
+
 // OperatorPolicies are the operator.policy values.
 var OperatorPolicies = []string{"none", "restart-failed", "restart-all", "reboot-node"}
 
@@ -341,6 +348,13 @@ func (sc *Scenario) validate() error {
 	if w.MaxConns < 0 || (w.MaxConns > 0 && !w.Keepalive) {
 		bad([]any{"workload", "max_conns"}, "max_conns caps keep-alive connections: give a positive number with keepalive: true")
 	}
+	switch t := w.PacingTick.Duration; {
+	case t == 0:
+	case w.Model == "closed":
+		bad([]any{"workload", "pacing_tick"}, "pacing_tick paces scheduled arrivals; closed-loop users send when their previous answer came: leave it out")
+	case t < MinPacingTick || t > MaxPacingTick:
+		bad([]any{"workload", "pacing_tick"}, "%v: want a tick between %v and %v (e.g. 1ms), or leave it out to send every arrival at its instant", t, MinPacingTick, MaxPacingTick)
+	}
 	if w.Users < 0 || w.Users > 65536 {
 		bad([]any{"workload", "users"}, "%d users: want 1 to 65536 per client (0: the default 64)", w.Users)
 	}
@@ -484,7 +498,8 @@ func needsDuration(t string) bool {
 
 // Scaled returns a copy with every duration multiplied by f (--time-scale),
 // except cluster.ready_timeout, which bounds start-up rather than shaping the
-// experiment. Rates are unchanged.
+// experiment, and workload.pacing_tick, which is the generator's resolution
+// as rates are its load. Rates are unchanged.
 func (sc *Scenario) Scaled(f float64) *Scenario {
 	out := *sc
 	if f == 1 {

@@ -140,3 +140,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// pacing_tick is read, kept through --time-scale (it is the generator's
+// resolution, not the experiment's length), and bounded.
+func TestPacingTick(t *testing.T) {
+	in := strings.Replace(good, "workload: {rate: 100, clients: 2}", "workload: {rate: 100, clients: 2, pacing_tick: 1ms}", 1)
+	sc, err := Parse([]byte(in), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Workload.PacingTick.Duration != time.Millisecond || sc.Scaled(0.1).Workload.PacingTick.Duration != time.Millisecond {
+		t.Fatalf("pacing_tick %v, scaled %v; want 1ms both", sc.Workload.PacingTick, sc.Scaled(0.1).Workload.PacingTick)
+	}
+	for tick, want := range map[string]string{
+		"1s":   "t.yaml:4: workload.pacing_tick: 1s: want a tick between 10µs and 100ms",
+		"1us":  "t.yaml:4: workload.pacing_tick: 1µs: want a tick between",
+		"-1ms": "t.yaml:4: -1ms is negative",
+	} {
+		in := strings.Replace(good, "clients: 2}", "clients: 2, pacing_tick: "+tick+"}", 1)
+		if _, err := Parse([]byte(in), "t.yaml"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("pacing_tick %s: got %v, want …%s…", tick, err, want)
+		}
+	}
+	closed := "cluster: {system: static, nodes: 1}\nphases: [{name: a, duration: 10s}]\nworkload: {model: closed, pacing_tick: 1ms, trace: \"zipf:10:1.0\"}\n"
+	if _, err := Parse([]byte(closed), "c.yaml"); err == nil || !strings.Contains(err.Error(), "c.yaml:3: workload.pacing_tick: pacing_tick paces scheduled arrivals") {
+		t.Errorf("closed loop with pacing_tick: %v", err)
+	}
+}

@@ -110,6 +110,11 @@ type Workload struct {
 	// MaxConns caps a client's keep-alive connections per node (0: no cap);
 	// an attempt waiting for one is still charged from its scheduled time.
 	MaxConns int `yaml:"max_conns,omitempty"`
+	// PacingTick (open loop) sends each arrival at the first whole tick
+	// from the run's start at or after its scheduled instant: at most a
+	// tick late, for one wake a tick instead of one an arrival (0: every
+	// arrival at its instant). Not scaled by --time-scale, like rates.
+	PacingTick Duration `yaml:"pacing_tick,omitempty"`
 	// Users is the ssm/session drivers' pool of emulated users per client
 	// (default 64); each makes one request at a time, and an arrival that
 	// finds none free is recorded as conn_error with target no-user.

@@ -37,6 +37,11 @@ type Config struct {
 	KV          KVConfig // kv driver: keys, reads, value size, API (kv.go)
 	Seed        int64
 	Targets     []Target // round-robin over these, in order
+	// PacingTick, when not 0, releases the open loop's arrivals at the
+	// run's start plus whole ticks, never before their scheduled instant:
+	// each is at most a tick late, and the generator wakes once a tick
+	// for every client instead of once an arrival (pacing.go).
+	PacingTick time.Duration
 	// Model is "open" (default: Rate and Arrivals schedule every attempt
 	// in advance) or "closed" (closed.go: Users per client, each sending
 	// its next request when the previous one ended plus Think).
@@ -153,6 +158,13 @@ func Validate(cfg Config) error {
 		// The access log sets the timing; rate is ignored.
 	default:
 		bad("arrivals %q is unknown (want poisson, constant or trace)", cfg.Arrivals)
+	}
+	switch {
+	case cfg.PacingTick == 0:
+	case cfg.Model == ModelClosed:
+		bad("pacing_tick paces scheduled arrivals; closed-loop users send when their previous answer came")
+	case cfg.PacingTick < 0:
+		bad("pacing_tick %v must be positive (or 0: every arrival at its instant)", cfg.PacingTick)
 	}
 	if cfg.Clients < 1 || cfg.Clients > maxClients {
 		bad("clients %d must be between 1 and %d", cfg.Clients, maxClients)

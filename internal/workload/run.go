@@ -251,7 +251,7 @@ func (g *Generator) client(schedCtx, attemptCtx context.Context, c int, start ti
 	a, ok := sched.next()
 	for ; ok && a.at < length; a, ok = sched.next() {
 		when := start.Add(a.at)
-		if !sleep.until(schedCtx, when) {
+		if !sleep.until(schedCtx, start.Add(paceAt(a.at, g.cfg.PacingTick))) {
 			break
 		}
 		t := &g.targets[a.target]
