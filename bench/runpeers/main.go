@@ -29,6 +29,11 @@
 //     /proc, so cluster start-up, analysis and report are not counted),
 //     divided by the requests it completed.
 //
+// With -pacing-tick (1ms by default) faultbench is also measured with
+// workload.pacing_tick set, every search and same-rate run beside the
+// exact-paced one: wrk2 paces at 1 ms, so that is the comparison at equal
+// pacing resolution (docs/benchmarks.md, "Pacing").
+//
 // Then, since a generator's CPU per request falls as the server it drives
 // gets busier (a closed loop at saturation never waits for an event; an
 // open loop below it wakes for every arrival and every answer), every
@@ -80,6 +85,10 @@ type options struct {
 	lagRate        float64
 	compare        string
 	fixedRates     map[string]float64
+	// pacingTick (-pacing-tick) adds faultbench with workload.pacing_tick
+	// set to it beside the default, exact pacing; tick is the one a
+	// faultbench trial's scenario gets.
+	pacingTick, tick time.Duration
 }
 
 func main() {
@@ -112,6 +121,7 @@ func run() error {
 	flag.StringVar(&profKA, "profile-keepalive", "30000", "rate profiled with keep-alive")
 	flag.StringVar(&profNew, "profile-new", "10000", "rate profiled with new connections")
 	flag.Float64Var(&o.lagRate, "lag-rate", 20000, "rate of the keep-alive send-lag run (0: skip it)")
+	flag.DurationVar(&o.pacingTick, "pacing-tick", time.Millisecond, "also run faultbench with workload.pacing_tick this long (wrk2 paces at 1ms; 0: only exact pacing)")
 	flag.StringVar(&o.compare, "compare", "", "only compare: run this other faultbench binary and -faultbench alternately at the -profile-* rates, -reps times, and report each one's CPU per request")
 	flag.Parse()
 	for _, m := range strings.Split(modes, ",") {
@@ -211,23 +221,41 @@ func run() error {
 				return err
 			}
 			res.faultbench = append(res.faultbench, f)
+			if o.pacingTick > 0 {
+				ot := o.ticked()
+				f, err := search(ctx, "faultbench "+ot.tickName()+" "+mode, o.start, func(rate float64) (trial, error) { return ot.faultbenchTrial(ctx, mode, rate, nil) })
+				if err != nil {
+					return err
+				}
+				res.faultbenchTick = append(res.faultbenchTick, f)
+			}
 		}
 	}
 	printTable(o, results)
+	printTickTable(o, results)
 	if err := o.sameRate(ctx, peer.addr); err != nil {
 		return err
 	}
 
 	if o.lagRate > 0 {
-		var lags []float64
-		for range o.reps {
-			t, err := o.faultbenchTrial(ctx, "keepalive", o.lagRate, nil)
-			if err != nil {
-				return err
-			}
-			lags = append(lags, t.lagP99)
+		runs := []options{o}
+		if o.pacingTick > 0 {
+			runs = append(runs, o.ticked())
 		}
-		fmt.Printf("\nfaultbench run send lag p99 at %.0f/s keep-alive: median %s (runs: %s)\n", o.lagRate, micros(median(lags)), joinMicros(lags))
+		lags := make([][]float64, len(runs))
+		for range o.reps {
+			for i, ot := range runs {
+				t, err := ot.faultbenchTrial(ctx, "keepalive", o.lagRate, nil)
+				if err != nil {
+					return err
+				}
+				lags[i] = append(lags[i], t.lagP99)
+			}
+		}
+		fmt.Println()
+		for i, ot := range runs {
+			fmt.Printf("faultbench run send lag p99 at %.0f/s keep-alive, %s: median %s (runs: %s)\n", o.lagRate, ot.tickName(), micros(median(lags[i])), joinMicros(lags[i]))
+		}
 	}
 	return nil
 }
@@ -243,7 +271,21 @@ type trial struct {
 	why       string // why it did not pass
 }
 
-type modeResult struct{ wrk, vegeta, wrk2, faultbench []trial }
+type modeResult struct{ wrk, vegeta, wrk2, faultbench, faultbenchTick []trial }
+
+// ticked is o with its faultbench trials paced at -pacing-tick.
+func (o options) ticked() options {
+	o.tick = o.pacingTick
+	return o
+}
+
+// tickName names a faultbench trial's pacing.
+func (o options) tickName() string {
+	if o.tick == 0 {
+		return "exact pacing"
+	}
+	return "pacing_tick " + o.tick.String()
+}
 
 // search finds the highest rate at which try passes: doubling from start,
 // then bisecting to within 3%, or halving when start already fails.
@@ -435,6 +477,10 @@ func (o options) sameRate(ctx context.Context, addr string) error {
 		tools = append(tools, tool{"wrk2", func(m string, r float64) (trial, error) { return o.wrk2Trial(ctx, addr, m, r) }})
 	}
 	tools = append(tools, tool{"faultbench", func(m string, r float64) (trial, error) { return o.faultbenchTrial(ctx, m, r, nil) }})
+	if o.pacingTick > 0 {
+		ot := o.ticked()
+		tools = append(tools, tool{"faultbench, " + ot.tickName(), func(m string, r float64) (trial, error) { return ot.faultbenchTrial(ctx, m, r, nil) }})
+	}
 	header := false
 	for _, mode := range o.modes {
 		rate := o.sameRates[mode]
@@ -589,6 +635,9 @@ func (o options) scenario(mode string, rate float64) string {
 	if mode == "keepalive" {
 		conns = fmt.Sprintf("  keepalive: true\n  max_conns: %d\n", o.conns/o.clients)
 	}
+	if o.tick > 0 {
+		conns += fmt.Sprintf("  pacing_tick: %s\n", o.tick)
+	}
 	return fmt.Sprintf(`name: runpeers-%[1]s
 seed: 1
 cluster:
@@ -692,6 +741,36 @@ func printTable(o options, results map[string]*modeResult) {
 			median(w), joinRates(w), median(v), joinRates(v), median(w2), joinRates(w2), median(f), joinRates(f),
 			median(toWrk), joinRatios(toWrk), median(toVeg), joinRatios(toVeg), median(toWrk2), joinRatios(toWrk2),
 			median(cpus(r.wrk))*1e6, median(cpus(r.vegeta))*1e6, median(cpus(r.wrk2))*1e6, median(cpus(r.faultbench))*1e6)
+	}
+}
+
+// printTickTable reports faultbench with -pacing-tick against the same
+// peers' searches of the same repetitions.
+func printTickTable(o options, results map[string]*modeResult) {
+	if o.pacingTick == 0 {
+		return
+	}
+	fmt.Printf("\nfaultbench run with %s (same repetitions, same peers):\n\n", o.ticked().tickName())
+	fmt.Println("| mode | max sustained/s | / wrk | / vegeta | / wrk2 | CPU µs/req |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, mode := range o.modes {
+		r := results[mode]
+		if r == nil || len(r.faultbenchTick) == 0 {
+			continue
+		}
+		w, v, w2, f := rates(r.wrk), rates(r.vegeta), rates(r.wrk2), rates(r.faultbenchTick)
+		var toWrk, toVeg, toWrk2 []float64
+		for i := range f {
+			toWrk = append(toWrk, f[i]/w[i])
+			if v[i] > 0 {
+				toVeg = append(toVeg, f[i]/v[i])
+			}
+			if i < len(w2) && w2[i] > 0 {
+				toWrk2 = append(toWrk2, f[i]/w2[i])
+			}
+		}
+		fmt.Printf("| %s | %.0f (%s) | %.2f (%s) | %.2f (%s) | %.2f (%s) | %.1f |\n", mode, median(f), joinRates(f),
+			median(toWrk), joinRatios(toWrk), median(toVeg), joinRatios(toVeg), median(toWrk2), joinRatios(toWrk2), median(cpus(r.faultbenchTick))*1e6)
 	}
 }
 
