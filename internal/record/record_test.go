@@ -57,6 +57,47 @@ func TestParquetRoundTrip(t *testing.T) {
 	}
 }
 
+// Rows keep their order through the encoder goroutine, a drain (which
+// ends it, as copySegment does before copying) and a second encoder, with
+// a segment's small pages.
+func TestParquetWriterDrainThenWrite(t *testing.T) {
+	dir := t.TempDir()
+	want := randomRequests(3*batchRows+17, 5)
+	w, err := createSegment(filepath.Join(dir, RequestsFile), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := len(want) / 2
+	for i, r := range want {
+		if i == half {
+			if err := w.drain(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.Rows() != int64(len(want)) {
+		t.Fatalf("Rows() = %d, want %d", w.Rows(), len(want))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []Request
+	if err := ReadRequests(dir, func(r Request) error { got = append(got, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("read %d rows, wrote %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("row %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
 func TestCSVRoundTrip(t *testing.T) {
 	want := randomRequests(500, 2)
 	var buf bytes.Buffer

@@ -111,7 +111,7 @@ func inProgressPath(path string) string {
 func (s *segmentWriter) Write(r Request) error {
 	if s.cur == nil {
 		path := filepath.Join(s.dir, segmentName(s.seq))
-		w, err := CreateParquet(inProgressPath(path), s.meta)
+		w, err := createSegment(inProgressPath(path), s.meta)
 		if err != nil {
 			return err
 		}
@@ -197,7 +197,7 @@ func copySegment(path string, w *ParquetWriter) error {
 		return err
 	}
 	defer f.Close()
-	if err := w.flush(); err != nil {
+	if err := w.drain(); err != nil {
 		return err
 	}
 	r := parquet.NewReader(f)
