@@ -311,6 +311,7 @@ type driven struct {
 func (r *run) drive(ctx context.Context) (driven, error) {
 	sc, opt := r.sc, r.opt
 	length := sc.Length()
+	defer loadGC()()
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	r.t0Mu.Lock()
