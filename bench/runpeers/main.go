@@ -122,7 +122,7 @@ func run() error {
 	flag.StringVar(&profNew, "profile-new", "10000", "rate profiled with new connections")
 	flag.Float64Var(&o.lagRate, "lag-rate", 20000, "rate of the keep-alive send-lag run (0: skip it)")
 	flag.DurationVar(&o.pacingTick, "pacing-tick", time.Millisecond, "also run faultbench with workload.pacing_tick this long (wrk2 paces at 1ms; 0: only exact pacing)")
-	flag.StringVar(&o.compare, "compare", "", "only compare: run this other faultbench binary and -faultbench alternately at the -profile-* rates, -reps times, and report each one's CPU per request")
+	flag.StringVar(&o.compare, "compare", "", "only compare: run this other faultbench binary and -faultbench alternately at the -profile-* rates, -reps times, and report each one's CPU per request and send-lag p99")
 	flag.Parse()
 	for _, m := range strings.Split(modes, ",") {
 		if m != "keepalive" && m != "new" {
@@ -687,11 +687,11 @@ func (o options) profile(ctx context.Context) error {
 // measured on a shared machine (the alternation spreads the machine's
 // other load over both).
 func (o options) compareBinaries(ctx context.Context) error {
-	fmt.Printf("| mode | rate/s | binary | CPU µs/req (median) | runs | sustained |\n|---|---|---|---|---|---|\n")
+	fmt.Printf("| mode | rate/s | binary | CPU µs/req (median) | runs | send lag p99 (median) | runs | sustained |\n|---|---|---|---|---|---|---|---|\n")
 	for _, mode := range o.modes {
 		rate := o.profileRates[mode]
 		bins := []string{o.compare, o.faultbench}
-		cpu := map[string][]float64{}
+		cpu, lag := map[string][]float64{}, map[string][]float64{}
 		pass := map[string]int{}
 		for range o.reps {
 			for _, bin := range bins {
@@ -705,15 +705,18 @@ func (o options) compareBinaries(ctx context.Context) error {
 				if !math.IsNaN(t.cpuPerReq) {
 					cpu[bin] = append(cpu[bin], t.cpuPerReq)
 				}
+				lag[bin] = append(lag[bin], t.lagP99)
 				if t.pass {
 					pass[bin]++
 				}
 			}
 		}
 		for _, bin := range bins {
-			fmt.Printf("| %s | %.0f | %s | %.1f | %s | %d of %d |\n", mode, rate, bin, median(cpu[bin])*1e6, joinf(cpu[bin], "%.1f", 1e6), pass[bin], o.reps)
+			fmt.Printf("| %s | %.0f | %s | %.1f | %s | %s | %s | %d of %d |\n", mode, rate, bin, median(cpu[bin])*1e6, joinf(cpu[bin], "%.1f", 1e6),
+				micros(median(lag[bin])), joinMicros(lag[bin]), pass[bin], o.reps)
 		}
-		fmt.Printf("| %s | %.0f | ratio new/old | %.2f | | |\n", mode, rate, median(cpu[o.faultbench])/median(cpu[o.compare]))
+		fmt.Printf("| %s | %.0f | ratio new/old | %.2f | | %.2f | | |\n", mode, rate, median(cpu[o.faultbench])/median(cpu[o.compare]),
+			median(lag[o.faultbench])/median(lag[o.compare]))
 	}
 	return nil
 }

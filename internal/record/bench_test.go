@@ -1,6 +1,7 @@
 package record
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/faultbench/faultbench/internal/benchcpu"
@@ -37,6 +38,42 @@ func BenchmarkRecord(b *testing.B) {
 				b.Fatal(err)
 			}
 			cpu()
+		})
+	}
+}
+
+// BenchmarkEncodeBatch is the work of one full batch (batchRows rows),
+// which Record used to do inside the recorder's lock and a segment's
+// encoder now does in the background: the rows written into a new file's
+// row group in encodeRows slices, and its Close, with the default pages
+// and with a segment's. One op is one batch.
+func BenchmarkEncodeBatch(b *testing.B) {
+	rows := make([]requestRow, batchRows)
+	for i := range rows {
+		rows[i] = toRow(Request{StartS: float64(i) / 20000, LatencyS: 0.0001 + float64(i%97)*1e-6, Outcome: OK, Node: 1, Client: i % 2,
+			Bytes: 26624, Status: 200, Target: "/page.html", SendLagS: 1e-5 * float64(i%13)})
+	}
+	for _, c := range []struct {
+		name string
+		page int
+	}{{"default-pages", 0}, {"segment-pages", segmentPageBuffer}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			path := filepath.Join(b.TempDir(), "x.parquet")
+			for b.Loop() {
+				w, err := createParquet(path, c.page)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := 0; i < len(rows); i += encodeRows {
+					if _, err := w.w.Write(rows[i : i+encodeRows]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := w.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }
