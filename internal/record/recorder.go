@@ -12,8 +12,9 @@ import (
 
 // Recorder records every request of a run: it appends each to the request
 // record and aggregates it into its window. It is safe for concurrent use
-// by many client goroutines; Record does no I/O beyond an occasional
-// batched columnar write into memory.
+// by many client goroutines; Record does no I/O and no encoding: it copies
+// the row into the open segment's batch, which a goroutine of the
+// segment's own encodes when full (ParquetWriter).
 //
 // The record survives a killed controller (SIGKILL, power aside): a
 // background goroutine seals the open Parquet segment every
