@@ -11,7 +11,8 @@
 //
 // It prints the CPU time per request of each (getrusage), alternating,
 // -reps times. The difference is the price of waking precisely, which no
-// change inside faultbench can remove; docs/benchmarks.md, "Pacing".
+// change inside faultbench can remove (docs/benchmarks.md, "Pacing, and
+// the run's own stalls").
 //
 //	go run ./bench/pacing -addr 127.0.0.1:8080 -path /page.html   # pinned: taskset -c 0 ...
 //

@@ -32,7 +32,8 @@
 // With -pacing-tick (1ms by default) faultbench is also measured with
 // workload.pacing_tick set, every search and same-rate run beside the
 // exact-paced one: wrk2 paces at 1 ms, so that is the comparison at equal
-// pacing resolution (docs/benchmarks.md, "Pacing").
+// pacing resolution (docs/benchmarks.md, "Pacing, and the run's own
+// stalls").
 //
 // Then, since a generator's CPU per request falls as the server it drives
 // gets busier (a closed loop at saturation never waits for an event; an

@@ -14,9 +14,10 @@ import (
 // 100 ms, and on a generator pinned to one core each held the processor
 // for milliseconds: the first arrivals were sent up to 10–20 ms late, and
 // in a run of a few seconds that start alone set the send lag's p99
-// (docs/benchmarks.md, "Pacing"). At 200 the heap may grow to three times
-// what is live instead of twice, tens of megabytes at the rates this
-// project reaches; the analysis after the load runs at the default again.
+// (docs/benchmarks.md, "Pacing, and the run's own stalls"). At 200 the
+// heap may grow to three times what is live instead of twice, tens of
+// megabytes at the rates this project reaches; the analysis after the
+// load runs at the default again.
 const loadGCPercent = 200
 
 // loadGC raises the collector's target for the load and returns what
