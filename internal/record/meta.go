@@ -3,9 +3,9 @@ package record
 import "maps"
 
 // SetMeta adds key/value pairs to the record's Parquet footer metadata:
-// every segment opened from now on and the merged requests.parquet carry
-// them (the runner stores the run's provenance there, set at t = 0 before
-// the first request). A key set twice keeps its last value; after Close it
+// every segment opened from now on, the open one while it holds no row,
+// and the merged requests.parquet carry them (the runner stores the run's
+// provenance there, set at t = 0 before the first request). A key set twice keeps its last value; after Close it
 // does nothing. ReadMeta reads them back.
 func (r *Recorder) SetMeta(kv map[string]string) {
 	r.mu.Lock()
@@ -21,6 +21,13 @@ func (r *Recorder) SetMeta(kv map[string]string) {
 	r.opt.Meta = m
 	if r.seg != nil {
 		r.seg.meta = m
+		if c := r.seg.cur; c != nil && c.w.Rows() == 0 {
+			// Opened before this call (NewRecorderWith opens the first):
+			// no row, so no encoder, yet.
+			for k, v := range kv {
+				c.w.w.SetKeyValueMetadata(k, v)
+			}
+		}
 	}
 	if r.single != nil {
 		for k, v := range kv {

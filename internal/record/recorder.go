@@ -120,8 +120,8 @@ func NewRecorder(dir string, window, horizon float64) (*Recorder, error) {
 }
 
 // NewRecorderWith records into dir: segments in dir/requests/, windows in
-// dir/windows.csv. It starts the goroutine that seals segments; Close
-// stops it.
+// dir/windows.csv. It opens the first segment (segmentWriter.open) and
+// starts the goroutine that seals segments; Close stops it.
 func NewRecorderWith(dir string, opt Options) (*Recorder, error) {
 	if opt.SegmentEvery <= 0 {
 		opt.SegmentEvery = DefaultSegmentEvery
@@ -140,6 +140,9 @@ func NewRecorderWith(dir string, opt Options) (*Recorder, error) {
 	}
 	seg, err := newSegmentWriter(dir, opt.Meta)
 	if err != nil {
+		return nil, err
+	}
+	if err := seg.open(); err != nil {
 		return nil, err
 	}
 	r.seg = seg
@@ -296,6 +299,7 @@ func (r *Recorder) Close(endS float64) ([]Window, []string, error) {
 	if seg := r.seg.cut(); seg != nil {
 		err = errors.Join(err, seg.seal())
 	}
+	err = errors.Join(err, r.seg.discard())
 	windows, series := r.windows.Close(endS), r.windows.SeriesNames()
 	r.deliver(windows, series)
 	if err == nil {

@@ -109,16 +109,28 @@ func inProgressPath(path string) string {
 }
 
 func (s *segmentWriter) Write(r Request) error {
-	if s.cur == nil {
-		path := filepath.Join(s.dir, segmentName(s.seq))
-		w, err := createSegment(inProgressPath(path), s.meta)
-		if err != nil {
-			return err
-		}
-		s.seq++
-		s.cur = &openSegment{w: w, path: path}
+	if err := s.open(); err != nil {
+		return err
 	}
 	return s.cur.w.Write(r)
+}
+
+// open opens the next segment unless one is open. The Recorder opens the
+// first when it is made, before the load starts, so that the run's first
+// request does not wait, under the recorder's lock, for the file and its
+// writer: a few milliseconds the first time, in which every client waits.
+func (s *segmentWriter) open() error {
+	if s.cur != nil {
+		return nil
+	}
+	path := filepath.Join(s.dir, segmentName(s.seq))
+	w, err := createSegment(inProgressPath(path), s.meta)
+	if err != nil {
+		return err
+	}
+	s.seq++
+	s.cur = &openSegment{w: w, path: path}
+	return nil
 }
 
 // rows is the number of rows in the open segment.
@@ -129,11 +141,26 @@ func (s *segmentWriter) rows() int64 {
 	return s.cur.w.Rows()
 }
 
-// cut detaches the open segment (nil when none); the next Write opens a new one.
+// cut detaches the open segment (nil when none, or when it holds no row:
+// an empty one stays open); the next Write opens a new one.
 func (s *segmentWriter) cut() *openSegment {
 	seg := s.cur
+	if seg == nil || seg.w.Rows() == 0 {
+		return nil
+	}
 	s.cur = nil
 	return seg
+}
+
+// discard closes and removes an open segment that holds no row, so a
+// record ends with sealed segments only.
+func (s *segmentWriter) discard() error {
+	seg := s.cur
+	if seg == nil || seg.w.Rows() > 0 {
+		return nil
+	}
+	s.cur = nil
+	return errors.Join(seg.w.Close(), os.Remove(inProgressPath(seg.path)))
 }
 
 // seal writes the segment's footer and gives it its final name.
