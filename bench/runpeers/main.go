@@ -731,21 +731,24 @@ func printTable(o options, results map[string]*modeResult) {
 			continue
 		}
 		w, v, w2, f := rates(r.wrk), rates(r.vegeta), rates(r.wrk2), rates(r.faultbench)
-		var toWrk, toVeg, toWrk2 []float64
-		for i := range f {
-			toWrk = append(toWrk, f[i]/w[i])
-			if v[i] > 0 {
-				toVeg = append(toVeg, f[i]/v[i])
-			}
-			if i < len(w2) && w2[i] > 0 {
-				toWrk2 = append(toWrk2, f[i]/w2[i])
-			}
-		}
+		toWrk, toVeg, toWrk2 := ratios(f, w), ratios(f, v), ratios(f, w2)
 		fmt.Printf("| %s | %.0f (%s) | %.0f (%s) | %.0f (%s) | %.0f (%s) | %.2f (%s) | %.2f (%s) | %.2f (%s) | %.1f | %.1f | %.1f | %.1f |\n", mode,
 			median(w), joinRates(w), median(v), joinRates(v), median(w2), joinRates(w2), median(f), joinRates(f),
 			median(toWrk), joinRatios(toWrk), median(toVeg), joinRatios(toVeg), median(toWrk2), joinRatios(toWrk2),
 			median(cpus(r.wrk))*1e6, median(cpus(r.vegeta))*1e6, median(cpus(r.wrk2))*1e6, median(cpus(r.faultbench))*1e6)
 	}
+}
+
+// ratios is f[i]/peer[i] for each repetition where the peer has a rate
+// (wrk2 may have been skipped, a search may have sustained nothing).
+func ratios(f, peer []float64) []float64 {
+	var v []float64
+	for i := range f {
+		if i < len(peer) && peer[i] > 0 {
+			v = append(v, f[i]/peer[i])
+		}
+	}
+	return v
 }
 
 // printTickTable reports faultbench with -pacing-tick against the same
@@ -763,16 +766,7 @@ func printTickTable(o options, results map[string]*modeResult) {
 			continue
 		}
 		w, v, w2, f := rates(r.wrk), rates(r.vegeta), rates(r.wrk2), rates(r.faultbenchTick)
-		var toWrk, toVeg, toWrk2 []float64
-		for i := range f {
-			toWrk = append(toWrk, f[i]/w[i])
-			if v[i] > 0 {
-				toVeg = append(toVeg, f[i]/v[i])
-			}
-			if i < len(w2) && w2[i] > 0 {
-				toWrk2 = append(toWrk2, f[i]/w2[i])
-			}
-		}
+		toWrk, toVeg, toWrk2 := ratios(f, w), ratios(f, v), ratios(f, w2)
 		fmt.Printf("| %s | %.0f (%s) | %.2f (%s) | %.2f (%s) | %.2f (%s) | %.1f |\n", mode, median(f), joinRates(f),
 			median(toWrk), joinRatios(toWrk), median(toVeg), joinRatios(toVeg), median(toWrk2), joinRatios(toWrk2), median(cpus(r.faultbenchTick))*1e6)
 	}

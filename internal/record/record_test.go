@@ -28,6 +28,23 @@ func randomRequests(n int, seed int64) []Request {
 	return out
 }
 
+// readsBack fails t unless dir's record is want, row for row.
+func readsBack(t *testing.T, dir string, want []Request) {
+	t.Helper()
+	var got []Request
+	if err := ReadRequests(dir, func(r Request) error { got = append(got, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("read %d rows, wrote %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("row %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
 func TestParquetRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	want := randomRequests(20000, 1)
@@ -43,18 +60,7 @@ func TestParquetRoundTrip(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	var got []Request
-	if err := ReadRequests(dir, func(r Request) error { got = append(got, r); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("read %d rows, wrote %d", len(got), len(want))
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("row %d: got %+v, want %+v", i, got[i], want[i])
-		}
-	}
+	readsBack(t, dir, want)
 }
 
 // Rows keep their order through the encoder goroutine, a drain (which
@@ -84,18 +90,7 @@ func TestParquetWriterDrainThenWrite(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	var got []Request
-	if err := ReadRequests(dir, func(r Request) error { got = append(got, r); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("read %d rows, wrote %d", len(got), len(want))
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("row %d: got %+v, want %+v", i, got[i], want[i])
-		}
-	}
+	readsBack(t, dir, want)
 }
 
 func TestCSVRoundTrip(t *testing.T) {
