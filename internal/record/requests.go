@@ -175,6 +175,10 @@ func (p *ParquetWriter) handOff() {
 		go p.encode()
 	}
 	p.blocked.Store(true)
+	select { // end a pause under way: the writer now waits on encode
+	case p.poke <- struct{}{}:
+	default:
+	}
 	p.full <- p.batch
 	p.batch = (<-p.free)[:0]
 	p.blocked.Store(false)
