@@ -5,8 +5,9 @@ import "maps"
 // SetMeta adds key/value pairs to the record's Parquet footer metadata:
 // every segment opened from now on, the open one while it holds no row,
 // and the merged requests.parquet carry them (the runner stores the run's
-// provenance there, set at t = 0 before the first request). A key set twice keeps its last value; after Close it
-// does nothing. ReadMeta reads them back.
+// provenance there, set at t = 0 before the first request). A key set
+// twice keeps its last value; after Close it does nothing. ReadMeta reads
+// them back.
 func (r *Recorder) SetMeta(kv map[string]string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -21,17 +22,13 @@ func (r *Recorder) SetMeta(kv map[string]string) {
 	r.opt.Meta = m
 	if r.seg != nil {
 		r.seg.meta = m
-		if c := r.seg.cur; c != nil && c.w.Rows() == 0 {
+		if r.seg.cur != nil && r.seg.rows() == 0 {
 			// Opened before this call (NewRecorderWith opens the first):
 			// no row, so no encoder, yet.
-			for k, v := range kv {
-				c.w.w.SetKeyValueMetadata(k, v)
-			}
+			r.seg.cur.w.setMeta(kv)
 		}
 	}
 	if r.single != nil {
-		for k, v := range kv {
-			r.single.w.SetKeyValueMetadata(k, v)
-		}
+		r.single.setMeta(kv)
 	}
 }

@@ -164,6 +164,15 @@ func (p *ParquetWriter) Write(r Request) error {
 	return nil
 }
 
+// setMeta adds kv to the footer's key/value metadata. Not while encode
+// runs: only before the first full batch, or on a writer that encodes in
+// Write.
+func (p *ParquetWriter) setMeta(kv map[string]string) {
+	for k, v := range kv {
+		p.w.SetKeyValueMetadata(k, v)
+	}
+}
+
 // Rows is the number of rows written so far.
 func (p *ParquetWriter) Rows() int64 { return p.rows }
 

@@ -144,10 +144,10 @@ func (s *segmentWriter) rows() int64 {
 // cut detaches the open segment (nil when none, or when it holds no row:
 // an empty one stays open); the next Write opens a new one.
 func (s *segmentWriter) cut() *openSegment {
-	seg := s.cur
-	if seg == nil || seg.w.Rows() == 0 {
+	if s.rows() == 0 {
 		return nil
 	}
+	seg := s.cur
 	s.cur = nil
 	return seg
 }
@@ -156,7 +156,7 @@ func (s *segmentWriter) cut() *openSegment {
 // record ends with sealed segments only.
 func (s *segmentWriter) discard() error {
 	seg := s.cur
-	if seg == nil || seg.w.Rows() > 0 {
+	if seg == nil || s.rows() > 0 {
 		return nil
 	}
 	s.cur = nil
