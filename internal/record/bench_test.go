@@ -1,8 +1,10 @@
 package record
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/faultbench/faultbench/internal/benchcpu"
 )
@@ -46,7 +48,10 @@ func BenchmarkRecord(b *testing.B) {
 // which Record used to do inside the recorder's lock and a segment's
 // encoder now does in the background: the rows written into a new file's
 // row group in encodeRows slices, and its Close, with the default pages
-// and with a segment's. One op is one batch.
+// and with a segment's. One op is one batch. It also reports the longest
+// slice (slice-max-ns: how long the encoder can hold the processor between
+// pauses), the Close alone (close-ns/op: the part a seal cannot slice) and
+// the file's size (bytes/file).
 func BenchmarkEncodeBatch(b *testing.B) {
 	rows := make([]requestRow, batchRows)
 	for i := range rows {
@@ -60,20 +65,32 @@ func BenchmarkEncodeBatch(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			path := filepath.Join(b.TempDir(), "x.parquet")
+			var sliceMax, closing time.Duration
+			var size int64
 			for b.Loop() {
 				w, err := createParquet(path, c.page)
 				if err != nil {
 					b.Fatal(err)
 				}
 				for i := 0; i < len(rows); i += encodeRows {
+					t := time.Now()
 					if _, err := w.w.Write(rows[i : i+encodeRows]); err != nil {
 						b.Fatal(err)
 					}
+					sliceMax = max(sliceMax, time.Since(t))
 				}
+				t := time.Now()
 				if err := w.Close(); err != nil {
 					b.Fatal(err)
 				}
+				closing += time.Since(t)
+				if fi, err := os.Stat(path); err == nil {
+					size = fi.Size()
+				}
 			}
+			b.ReportMetric(float64(sliceMax.Nanoseconds()), "slice-max-ns")
+			b.ReportMetric(float64(closing.Nanoseconds())/float64(b.N), "close-ns/op")
+			b.ReportMetric(float64(size), "bytes/file")
 		})
 	}
 }

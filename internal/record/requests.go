@@ -91,18 +91,19 @@ type ParquetWriter struct {
 // encoder, which writes them into the row group (in memory until Close).
 const batchRows = 8192
 
-// encodeRows is the slice of a batch encode writes before it parks:
-// about 50 µs of encoding here, and at most about half a millisecond when
-// the slice fills the pages of every column at once.
+// encodeRows is the slice of a batch encode writes before it parks: 64
+// slices a batch, about 85 µs each on average here; the longest seen over
+// hundreds of batches, a slice that fills every column's page at once or
+// meets the collector, took 2–3 ms (BenchmarkEncodeBatch, slice-max-ns).
 const encodeRows = 128
 
 // segmentPageBuffer is the page buffer of segments. Pages are compressed
 // when they fill, so small ones spread that work over encode's slices
-// instead of leaving it to a few: with parquet-go's default of 256 KiB a
-// segment's Close took 6–9 ms (65,536 rows), and a slice that filled 16
-// KiB pages up to 4 ms; with 8 KiB, 0.8 ms and 0.5 ms, for a file 14%
-// larger. The merged requests.parquet keeps the default, larger pages,
-// cheaper to read.
+// instead of leaving it to Close, which a seal cannot slice: a batch's
+// Close took 2.4 ms with parquet-go's default of 256 KiB and 0.4 ms with
+// this, for a file a third larger and encoding a quarter dearer in all
+// (BenchmarkEncodeBatch). The merged requests.parquet keeps the default,
+// larger pages, smaller and cheaper to read.
 const segmentPageBuffer = 8 << 10
 
 // CreateParquet creates path and returns a writer for request rows; meta
