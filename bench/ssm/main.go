@@ -120,6 +120,7 @@ type result struct {
 	name      string // SET or GET
 	opsPerSec float64
 	p50, p99  time.Duration
+	cpu       time.Duration // CPU time per successful operation, every process of the system and its client counted; 0 if unknown
 	failed    int
 	errs      map[string]int
 }
@@ -145,10 +146,10 @@ func waitHTTP(addr string) error {
 }
 
 // startBricks runs 3 bricks as child processes; stop kills them.
-func startBricks() (addrs []string, stop func(), err error) {
+func startBricks() (addrs []string, pids []int, stop func(), err error) {
 	self, err := os.Executable()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var cmds []*exec.Cmd
 	stop = func() {
@@ -161,26 +162,27 @@ func startBricks() (addrs []string, stop func(), err error) {
 		addr, err := freePort()
 		if err != nil {
 			stop()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		cmd := exec.Command(self, "brick", strconv.Itoa(id), addr)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			stop()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		cmds = append(cmds, cmd)
+		pids = append(pids, cmd.Process.Pid)
 		if err := waitHTTP(addr); err != nil {
 			stop()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		addrs = append(addrs, addr)
 	}
-	return addrs, stop, nil
+	return addrs, pids, stop, nil
 }
 
 func run(clients, n, size, redisPort, reps int, timeout time.Duration) error {
-	addrs, stop, err := startBricks()
+	addrs, brickPids, stop, err := startBricks()
 	if err != nil {
 		return err
 	}
@@ -194,22 +196,22 @@ func run(clients, n, size, redisPort, reps int, timeout time.Duration) error {
 	var runs [][]result // per repetition: ssm SET, GET, then each peer's SET, GET
 	for rep := 1; rep <= reps; rep++ {
 		fmt.Printf("\nrepetition %d, load average %s\n", rep, loadAverage())
-		ssmSet, ssmGet, err := runSSM(addrs, clients, n, size, timeout)
+		ssmSet, ssmGet, err := runSSM(addrs, brickPids, clients, n, size, timeout)
 		if err != nil {
 			return err
 		}
 		rs := []result{ssmSet, ssmGet}
-		bset, bget, err := benchRedis(clients, n, size, redis.single)
+		bset, bget, err := benchRedis(clients, n, size, redis.single, redis.pids(0, 1))
 		if err != nil {
 			return err
 		}
 		rs = append(rs, bset, bget)
-		gset, gget, err := benchGoRedis(redis.single, clients, n, size, 0)
+		gset, gget, err := benchGoRedis(redis.single, redis.pids(0, 1), clients, n, size, 0)
 		if err != nil {
 			return err
 		}
 		rs = append(rs, gset, gget)
-		wset, wget, err := benchGoRedis(redis.primary, clients, n, size, timeout)
+		wset, wget, err := benchGoRedis(redis.primary, redis.pids(1, 4), clients, n, size, timeout)
 		if err != nil {
 			return err
 		}
@@ -222,16 +224,19 @@ func run(clients, n, size, redisPort, reps int, timeout time.Duration) error {
 		med := make([]result, len(runs[0]))
 		for i := range med {
 			var ops []float64
-			var p99s []time.Duration
+			var p99s, cpus []time.Duration
 			failed := 0
 			for _, rs := range runs {
 				ops = append(ops, rs[i].opsPerSec)
 				p99s = append(p99s, rs[i].p99)
+				cpus = append(cpus, rs[i].cpu)
 				failed += rs[i].failed
 			}
 			slices.Sort(ops)
 			slices.Sort(p99s)
-			med[i] = result{name: runs[0][i].name, peer: runs[0][i].peer, opsPerSec: ops[len(ops)/2], p99: p99s[len(p99s)/2], failed: failed}
+			slices.Sort(cpus)
+			med[i] = result{name: runs[0][i].name, peer: runs[0][i].peer, opsPerSec: ops[len(ops)/2], p99: p99s[len(p99s)/2],
+				cpu: cpus[len(cpus)/2], failed: failed}
 		}
 		printRun(med)
 	}
@@ -247,17 +252,17 @@ var peers = []string{
 
 // printRun prints one run's figures and SSM's ratios to each peer.
 func printRun(rs []result) {
-	fmt.Println("\n| system | operation | ok ops/s | p99 | failed |")
-	fmt.Println("|---|---|---|---|---|")
+	fmt.Println("\n| system | operation | ok ops/s | p99 | CPU per op | failed |")
+	fmt.Println("|---|---|---|---|---|---|")
 	for _, r := range rs {
-		fmt.Printf("| %s | %s | %.0f | %.2f ms | %d |\n", r.peer, r.name, r.opsPerSec, ms(r.p99), r.failed)
+		fmt.Printf("| %s | %s | %.0f | %.2f ms | %.1f µs | %d |\n", r.peer, r.name, r.opsPerSec, ms(r.p99), us(r.cpu), r.failed)
 	}
-	fmt.Println("\n| operation | SSM beside | SSM/peer ops/s | SSM/peer p99 |")
-	fmt.Println("|---|---|---|---|")
+	fmt.Println("\n| operation | SSM beside | SSM/peer ops/s | SSM/peer p99 | SSM/peer CPU per op |")
+	fmt.Println("|---|---|---|---|---|")
 	for op := range 2 {
 		for p := range peers {
 			a, b := rs[op], rs[2+2*p+op]
-			fmt.Printf("| %s | %s | %.2f | %.2f |\n", a.name, b.peer, a.opsPerSec/b.opsPerSec, ms(a.p99)/ms(b.p99))
+			fmt.Printf("| %s | %s | %.2f | %.2f | %.2f |\n", a.name, b.peer, a.opsPerSec/b.opsPerSec, ms(a.p99)/ms(b.p99), us(a.cpu)/us(b.cpu))
 		}
 	}
 	for _, r := range rs {
@@ -277,7 +282,7 @@ func loadAverage() string {
 }
 
 // runSSM measures SSM with a fresh stub on the running bricks.
-func runSSM(addrs []string, clients, n, size int, timeout time.Duration) (set, get result, err error) {
+func runSSM(addrs []string, pids []int, clients, n, size int, timeout time.Duration) (set, get result, err error) {
 	cfg := stub.DefaultConfig()
 	cfg.Bricks = addrs
 	cfg.Timeout = timeout
@@ -291,22 +296,25 @@ func runSSM(addrs []string, clients, n, size int, timeout time.Duration) (set, g
 	if err := s.WaitLive(ctx, 3); err != nil {
 		return set, get, err
 	}
-	set, get = benchSSM(s, clients, n, size)
+	set, get = benchSSM(s, append(pids, 0), clients, n, size)
 	return set, get, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
 // measure runs n operations from clients goroutines, client c doing
 // operations c, c+clients, … Operations per second and p99 count
 // successful operations only; failures (fast rejections under overload,
 // timeouts) are reported apart, by the text before their first colon.
-func measure(peer, name string, clients, n int, op func(client int) error) result {
+func measure(peer, name string, pids []int, clients, n int, op func(client int) error) result {
 	lat := make([][]time.Duration, clients)
 	fails := make([]int, clients)
 	var mu sync.Mutex
 	errs := map[string]int{}
 	var wg sync.WaitGroup
+	cpu := startCPU(pids...)
 	start := time.Now()
 	for c := range clients {
 		wg.Add(1)
@@ -329,7 +337,7 @@ func measure(peer, name string, clients, n int, op func(client int) error) resul
 	elapsed := time.Since(start)
 	all := slices.Concat(lat...)
 	slices.Sort(all)
-	r := result{peer: peer, name: name, opsPerSec: float64(len(all)) / elapsed.Seconds(), errs: errs}
+	r := result{peer: peer, name: name, opsPerSec: float64(len(all)) / elapsed.Seconds(), cpu: cpu.perOp(len(all), 0), errs: errs}
 	if len(all) > 0 {
 		r.p50, r.p99 = all[len(all)/2], all[len(all)*99/100]
 	}
@@ -350,55 +358,62 @@ func errKind(err error) string {
 }
 
 // benchSSM runs n writes, then n reads of the cookies written.
-func benchSSM(s *stub.Stub, clients, n, size int) (set, get result) {
+func benchSSM(s *stub.Stub, pids []int, clients, n, size int) (set, get result) {
 	value := make([]byte, size)
 	for i := range value {
 		value[i] = byte('a' + i%26)
 	}
 	cookies := make([]stub.Cookie, clients)
 	const peer = "SSM, 3 bricks, W=3 WQ=2 R=2"
-	set = measure(peer, "SET", clients, n, func(c int) error {
+	set = measure(peer, "SET", pids, clients, n, func(c int) error {
 		ck, err := s.Write(context.Background(), wire.Key{byte(c), byte(c >> 8)}, value, time.Now().Add(time.Hour))
 		if err == nil {
 			cookies[c] = ck
 		}
 		return err
 	})
-	get = measure(peer, "GET", clients, n, func(c int) error {
+	get = measure(peer, "GET", pids, clients, n, func(c int) error {
 		_, err := s.Read(context.Background(), cookies[c])
 		return err
 	})
 	return set, get
 }
 
-// benchRedis runs redis-benchmark against the Redis at addr.
-func benchRedis(clients, n, size int, addr string) (set, get result, err error) {
+// benchRedis runs redis-benchmark against the Redis at addr, whose
+// server processes are pids: SET, then GET, one invocation each, so that
+// each operation's CPU time is its own.
+func benchRedis(clients, n, size int, addr string, pids []int) (set, get result, err error) {
 	host, port, _ := net.SplitHostPort(addr)
-	out, err := exec.Command("redis-benchmark", "-h", host, "-p", port, "-d", strconv.Itoa(size),
-		"-t", "set,get", "-n", strconv.Itoa(n), "-c", strconv.Itoa(clients), "--csv").Output()
-	if err != nil {
-		return set, get, fmt.Errorf("redis-benchmark: %w", err)
-	}
-	rows, err := csv.NewReader(strings.NewReader(string(out))).ReadAll()
-	if err != nil {
-		return set, get, fmt.Errorf("redis-benchmark output: %w", err)
-	}
-	for _, row := range rows[1:] {
-		if len(row) < 7 {
-			continue
+	for _, op := range []string{"set", "get"} {
+		cmd := exec.Command("redis-benchmark", "-h", host, "-p", port, "-d", strconv.Itoa(size),
+			"-t", op, "-n", strconv.Itoa(n), "-c", strconv.Itoa(clients), "--csv")
+		cpu := startCPU(pids...)
+		out, err := cmd.Output()
+		if err != nil {
+			return set, get, fmt.Errorf("redis-benchmark -t %s: %w", op, err)
 		}
-		rps, _ := strconv.ParseFloat(row[1], 64)
-		p99, _ := strconv.ParseFloat(row[6], 64)
-		r := result{peer: peers[0], name: row[0], opsPerSec: rps, p99: time.Duration(p99 * float64(time.Millisecond))}
-		switch row[0] {
-		case "SET":
-			set = r
-		case "GET":
-			get = r
+		rows, err := csv.NewReader(strings.NewReader(string(out))).ReadAll()
+		if err != nil {
+			return set, get, fmt.Errorf("redis-benchmark output: %w", err)
+		}
+		for _, row := range rows[1:] {
+			if len(row) < 7 || !strings.EqualFold(row[0], op) {
+				continue
+			}
+			rps, _ := strconv.ParseFloat(row[1], 64)
+			p99, _ := strconv.ParseFloat(row[6], 64)
+			client := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+			r := result{peer: peers[0], name: row[0], opsPerSec: rps, p99: time.Duration(p99 * float64(time.Millisecond)),
+				cpu: cpu.perOp(n, client)}
+			if op == "set" {
+				set = r
+			} else {
+				get = r
+			}
 		}
 	}
 	if set.opsPerSec == 0 || get.opsPerSec == 0 {
-		return set, get, fmt.Errorf("redis-benchmark printed no SET/GET rows: %s", out)
+		return set, get, fmt.Errorf("redis-benchmark printed no SET or no GET row")
 	}
 	return set, get, nil
 }
@@ -488,7 +503,7 @@ func goodput(rate int, protect bool, timeout time.Duration) (float64, error) {
 // and drives it with clients users alternating POST and GET (each response
 // verified), n requests in all per backend.
 func benchApp(clients, n int, timeout time.Duration) error {
-	addrs, stop, err := startBricks()
+	addrs, _, stop, err := startBricks()
 	if err != nil {
 		return err
 	}
@@ -548,7 +563,7 @@ func driveApp(backend app.Backend, clients, n int) (result, error) {
 	for c := range users {
 		users[c] = &app.User{Name: fmt.Sprintf("user%d", c)}
 	}
-	r := measure("app", "app", clients, n, func(c int) error {
+	r := measure("app", "app", nil, clients, n, func(c int) error {
 		u := users[c]
 		method, path, cookie := u.Next()
 		req, _ := http.NewRequest(method, base+path, nil)

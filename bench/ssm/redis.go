@@ -96,6 +96,16 @@ func waitReplicas(addr string, n int) error {
 	return fmt.Errorf("redis primary %s: %d replicas not online: %s", addr, n, info)
 }
 
+// pids are the process ids of servers from to to-1 (0 the single
+// one, 1 the primary, 2 and 3 its replicas).
+func (r *redises) pids(from, to int) []int {
+	var p []int
+	for _, c := range r.cmds[from:to] {
+		p = append(p, c.Process.Pid)
+	}
+	return p
+}
+
 func (r *redises) stop() {
 	for _, c := range r.cmds {
 		_ = c.Process.Kill()
@@ -115,7 +125,7 @@ var errNotReplicated = errors.New("not replicated: WAIT 1 returned 0")
 // each SET is pipelined with WAIT 1 <wait in ms> — one round trip, as an
 // SSM write is one send to the bricks — and counts as failed unless a
 // replica acknowledged it.
-func benchGoRedis(addr string, clients, n, size int, wait time.Duration) (set, get result, err error) {
+func benchGoRedis(addr string, pids []int, clients, n, size int, wait time.Duration) (set, get result, err error) {
 	peer := peers[1]
 	if wait > 0 {
 		peer = peers[2]
@@ -132,7 +142,8 @@ func benchGoRedis(addr string, clients, n, size int, wait time.Duration) (set, g
 	}
 	key := func(c int) string { return "ssm-bench-" + strconv.Itoa(c) }
 	waitMs := wait.Milliseconds()
-	set = measure(peer, "SET", clients, n, func(i int) error {
+	pids = append(pids, 0)
+	set = measure(peer, "SET", pids, clients, n, func(i int) error {
 		if wait == 0 {
 			return c.Set(ctx, key(i), value, 0).Err()
 		}
@@ -150,7 +161,7 @@ func benchGoRedis(addr string, clients, n, size int, wait time.Duration) (set, g
 		}
 		return nil
 	})
-	get = measure(peer, "GET", clients, n, func(i int) error {
+	get = measure(peer, "GET", pids, clients, n, func(i int) error {
 		b, err := c.Get(ctx, key(i)).Bytes()
 		if err == nil && len(b) != size {
 			err = fmt.Errorf("get: %d bytes, want %d", len(b), size)
