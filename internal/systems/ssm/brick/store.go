@@ -90,20 +90,28 @@ func (s *Store) generation(expiry int64) int64 {
 
 // Put stores a copy of value under key. It answers Expired when expiry is
 // not after now. A key already stored (in any generation) is replaced: a
-// session is written whole and only its last value matters.
+// session is written whole and only its last value matters. The copy goes
+// into the replaced entry's memory when it fits, so a brick whose sessions
+// are rewritten at a steady size allocates nothing for them (and its
+// collector has nothing to do); a value Get returned earlier may change.
 func (s *Store) Put(now int64, key wire.Key, expiry int64, checksum uint32, value []byte) wire.Status {
 	if expiry <= now {
 		return wire.Expired
 	}
-	s.remove(key)
+	e := s.remove(key)
+	if e == nil || cap(e.value) < len(value) {
+		e = &entry{value: make([]byte, 0, len(value))}
+	}
+	e.value = append(e.value[:0], value...)
+	e.checksum, e.expiry, e.key = checksum, expiry, key
+	e.guard = entryGuard(key, expiry, checksum)
 	g := s.generation(expiry)
 	t := s.tables[g]
 	if t == nil {
 		t = map[wire.Key]*entry{}
 		s.tables[g] = t
 	}
-	t[key] = &entry{value: append([]byte(nil), value...), checksum: checksum, expiry: expiry,
-		key: key, guard: entryGuard(key, expiry, checksum)}
+	t[key] = e
 	s.where[key] = g
 	s.bytes += int64(len(value)) + entryOverhead
 	s.recent[s.puts%recentLen] = key
@@ -137,16 +145,20 @@ func (s *Store) Get(now int64, key wire.Key, expiry int64) ([]byte, wire.Status)
 	return e.value, wire.OK
 }
 
-func (s *Store) remove(key wire.Key) {
+// remove takes key's entry out of the store and returns it (nil when there
+// was none), for Put to reuse.
+func (s *Store) remove(key wire.Key) *entry {
 	g, ok := s.where[key]
 	if !ok {
-		return
+		return nil
 	}
-	if e := s.tables[g][key]; e != nil {
+	e := s.tables[g][key]
+	if e != nil {
 		s.bytes -= int64(len(e.value)) + entryOverhead
 		delete(s.tables[g], key)
 	}
 	delete(s.where, key)
+	return e
 }
 
 // Expire drops every generation whose time has passed and returns how many

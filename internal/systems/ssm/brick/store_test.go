@@ -60,6 +60,42 @@ func TestStoreRewriteMovesGeneration(t *testing.T) {
 // A flip in a value or in an entry's checksum or expiry field is found on
 // the next read (Corrupt: exit_on_corrupt crashes on it); one in the key an
 // entry is filed under makes it unreachable (NotFound). Never OK.
+// A rewrite at the same size or smaller reuses the replaced entry: no
+// allocation, and what is read back is the last value, whole, with the
+// right bytes count; a larger one gets memory of its own.
+func TestStoreRewriteReusesMemory(t *testing.T) {
+	s := NewStore(1000)
+	a, b := make([]byte, 8192), make([]byte, 8192)
+	for i := range a {
+		a[i], b[i] = byte(i), byte(i*7)
+	}
+	ca, cb := wire.Checksum(a), wire.Checksum(b)
+	s.Put(0, key(1), 1500, ca, a)
+	allocs := testing.AllocsPerRun(100, func() {
+		s.Put(0, key(1), 1500, cb, b) // same generation
+		s.Put(0, key(1), 2500, ca, a) // another generation
+	})
+	if allocs != 0 {
+		t.Errorf("rewrites of the same size: %.1f allocations each pair, want 0", allocs)
+	}
+	if got, st := s.Get(0, key(1), 2500); st != wire.OK || string(got) != string(a) {
+		t.Fatalf("Get after rewrites: status %v, value equal %v", st, string(got) == string(a))
+	}
+	short := []byte("short")
+	s.Put(0, key(1), 1500, wire.Checksum(short), short)
+	if got, st := s.Get(0, key(1), 1500); st != wire.OK || string(got) != "short" {
+		t.Fatalf("Get after a shorter rewrite = %q %v", got, st)
+	}
+	if want := int64(len(short)) + entryOverhead; s.Bytes() != want || s.Len() != 1 {
+		t.Fatalf("Bytes %d, Len %d after rewrites; want %d and 1", s.Bytes(), s.Len(), want)
+	}
+	long := append(append([]byte(nil), a...), b...)
+	s.Put(0, key(1), 1500, wire.Checksum(long), long)
+	if got, st := s.Get(0, key(1), 1500); st != wire.OK || string(got) != string(long) {
+		t.Fatalf("Get after a longer rewrite: status %v, %d bytes", st, len(got))
+	}
+}
+
 func TestStoreFlips(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	v := []byte("0123456789")
