@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -41,8 +42,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) == 4 && os.Args[1] == "brick" {
-		runBrick(os.Args[2], os.Args[3])
+	if len(os.Args) == 5 && os.Args[1] == "brick" {
+		runBrick(os.Args[2], os.Args[3], os.Args[4])
 		return
 	}
 	clients := flag.Int("clients", 16, "concurrent clients (redis-benchmark -c)")
@@ -52,6 +53,7 @@ func main() {
 	reps := flag.Int("reps", 1, "repetitions of the whole comparison; more than one prints the medians too")
 	cpuProfile := flag.String("cpuprofile", "", "write this process's CPU profile (the stub and the Go clients) to this file")
 	timeout := flag.Duration("timeout", 60*time.Millisecond, "stub timeout")
+	flag.IntVar(&brickProcs, "brick-procs", 0, "GOMAXPROCS of each brick process (0: the brick's default, its procs option)")
 	overload := flag.Bool("overload", false, "instead: sweep offered load past saturation, with and without protection")
 	appMode := flag.Bool("app", false, "instead: the session front end over its ssm, memory and file backends (Ling, Kiciman and Fox 2004, §6)")
 	rateList := flag.String("rates", "200,300,400,500,600,800,1000,1500,2000,3000", "-overload: offered writes/s, multiples of 100")
@@ -97,11 +99,16 @@ func main() {
 	}
 }
 
-// runBrick is the child: one brick until killed.
-func runBrick(id, addr string) {
+// runBrick is the child: one brick until killed, its process set up as
+// ssm.ServeBrick sets up a brick's (procs 0: brick.DefaultConfig's).
+func runBrick(id, addr, procs string) {
 	n, _ := strconv.Atoi(id)
 	cfg := brick.DefaultConfig()
 	cfg.ID = uint16(n)
+	if p, _ := strconv.Atoi(procs); p > 0 {
+		cfg.Procs = p
+	}
+	runtime.GOMAXPROCS(cfg.Procs)
 	b, err := brick.Start(cfg, addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -113,7 +120,10 @@ func runBrick(id, addr string) {
 	b.Close()
 }
 
-var rates []int
+var (
+	rates      []int
+	brickProcs int
+)
 
 type result struct {
 	peer      string // the system measured
@@ -146,7 +156,7 @@ func waitHTTP(addr string) error {
 }
 
 // startBricks runs 3 bricks as child processes; stop kills them.
-func startBricks() (addrs []string, pids []int, stop func(), err error) {
+func startBricks(procs int) (addrs []string, pids []int, stop func(), err error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, nil, nil, err
@@ -164,7 +174,7 @@ func startBricks() (addrs []string, pids []int, stop func(), err error) {
 			stop()
 			return nil, nil, nil, err
 		}
-		cmd := exec.Command(self, "brick", strconv.Itoa(id), addr)
+		cmd := exec.Command(self, "brick", strconv.Itoa(id), addr, strconv.Itoa(procs))
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			stop()
@@ -182,7 +192,7 @@ func startBricks() (addrs []string, pids []int, stop func(), err error) {
 }
 
 func run(clients, n, size, redisPort, reps int, timeout time.Duration) error {
-	addrs, brickPids, stop, err := startBricks()
+	addrs, brickPids, stop, err := startBricks(brickProcs)
 	if err != nil {
 		return err
 	}
@@ -503,7 +513,7 @@ func goodput(rate int, protect bool, timeout time.Duration) (float64, error) {
 // and drives it with clients users alternating POST and GET (each response
 // verified), n requests in all per backend.
 func benchApp(clients, n int, timeout time.Duration) error {
-	addrs, _, stop, err := startBricks()
+	addrs, _, stop, err := startBricks(brickProcs)
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ func newNodeCmd() *cobra.Command {
 			if !slices.Contains(node.Kinds(), args[0]) {
 				return BadInput(fmt.Errorf("unknown node kind %q (known: %s)", args[0], strings.Join(node.Kinds(), ", ")))
 			}
+			cfg.Alone = true
 			if err := node.Run(cmd.Context(), args[0], cfg); err != nil {
 				if errors.Is(err, node.ErrConfig) {
 					return BadInput(fmt.Errorf("node %s: %w", args[0], err))

@@ -31,6 +31,12 @@ type Config struct {
 	Pages    int               // synthetic page set: number of pages
 	PageSize int               // synthetic page set: bytes per page
 	Options  map[string]string // system-specific settings
+
+	// Alone is set by `faultbench node`, where the node is its process's
+	// only job: it may then set process-wide things, such as how many
+	// threads run Go code (an ssm-brick's procs). Nodes run in a test's
+	// process leave them as they are. Not a flag: Args does not write it.
+	Alone bool
 }
 
 // Args renders c as the flags BindFlags parses, in a stable order.

@@ -47,6 +47,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -295,6 +296,7 @@ func BrickConfig(cfg node.Config) (brick.Config, error) {
 	o.bool("discard_expired", &c.DiscardExpired)
 	o.bool("exit_on_corrupt", &c.ExitOnCorrupt)
 	o.duration("slow", &c.Slow)
+	o.int("procs", &c.Procs)
 	o.int64("seed", &c.Seed)
 	o.style(&c.Passive)
 	o.int("w", &c.Degree)
@@ -327,6 +329,9 @@ func ServeBrick(ctx context.Context, cfg node.Config) error {
 	b, err := brick.New(bc)
 	if err != nil {
 		return err
+	}
+	if cfg.Alone {
+		runtime.GOMAXPROCS(bc.Procs)
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

@@ -41,6 +41,7 @@ func TestOptionErrors(t *testing.T) {
 		"duration":   {BrickKind, map[string]string{"slow": "fast"}, "slow"},
 		"beacon":     {BrickKind, map[string]string{"beacon_interval": "0s"}, "beacon_interval"},
 		"brick bool": {BrickKind, map[string]string{"discard_expired": "maybe"}, "discard_expired"},
+		"procs":      {BrickKind, map[string]string{"procs": "0"}, "procs 0"},
 	} {
 		cfg := node.Config{Node: 1, Options: tc.opts}
 		var err error
@@ -52,6 +53,12 @@ func TestOptionErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want mention of %q", name, err, tc.want)
 		}
+	}
+	if bc, err := BrickConfig(node.Config{Node: 1, Options: map[string]string{"procs": "2"}}); err != nil || bc.Procs != 2 {
+		t.Fatalf("procs: 2 gave Procs %d, %v", bc.Procs, err)
+	}
+	if bc, err := BrickConfig(node.Config{Node: 1}); err != nil || bc.Procs != 1 {
+		t.Fatalf("no procs option gave Procs %d, %v; want the default, 1", bc.Procs, err)
 	}
 	s, err := AppConfig(node.Config{Node: 2, Options: map[string]string{"bricks": "a:1, b:2", "timeout": "100ms", "aimd": "false"}})
 	if err != nil || !slices.Equal(s.Stub.Bricks, []string{"a:1", "b:2"}) || s.Stub.Timeout != 100*time.Millisecond || s.Stub.AIMD {

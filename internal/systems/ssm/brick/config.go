@@ -30,6 +30,17 @@ type Config struct {
 	ExitOnCorrupt bool
 	// Slow is an initial per-message delay (the slow fault, §5.8).
 	Slow time.Duration
+	// Procs is how many threads may run Go code at once (GOMAXPROCS) in a
+	// process that serves this brick alone (`faultbench node ssm-brick`,
+	// node.Config.Alone); bricks sharing a process (tests, benchmarks)
+	// leave the process as it is. The paper's brick does its work on one
+	// main processing thread (Figure 2), its stream readers only hand
+	// requests to it; with the default, 1, they take turns on one thread,
+	// as Redis serves from one. With more, each hand-off from a reader to
+	// the processing goroutine can wake another thread, which costs more
+	// than it buys (docs/benchmarks.md, SSM); run more bricks to use more
+	// cores.
+	Procs int
 
 	// ControlToken enables POST /control; requests must carry
 	// "Authorization: Bearer <token>". Empty disables the endpoint.
@@ -66,6 +77,7 @@ func DefaultConfig() Config {
 		MaxValue:       256 << 10,
 		InboxLen:       1 << 16,
 		DiscardExpired: true,
+		Procs:          1,
 		Degree:         3,
 		BackupInterval: 10 * time.Millisecond,
 		PeerTimeout:    500 * time.Millisecond,
@@ -93,6 +105,8 @@ func (c Config) Validate() error {
 		return bad("inbox %d must be positive", c.InboxLen)
 	case c.Slow < 0:
 		return bad("slow %v is negative", c.Slow)
+	case c.Procs < 1 || c.Procs > 1024:
+		return bad("procs %d must be in [1, 1024]", c.Procs)
 	case c.Passive && (c.Degree < 1 || c.Degree > 255):
 		return bad("w=%d (the passive style's degree: the primary and w−1 backups) must be in [1, 255]", c.Degree)
 	case c.Passive && (c.BackupInterval < time.Millisecond || c.BackupInterval > time.Minute):
