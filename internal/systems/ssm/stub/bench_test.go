@@ -2,6 +2,7 @@ package stub_test
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,16 +20,33 @@ func benchStub(b *testing.B) *stub.Stub {
 	return startStub(b, addrs, func(c *stub.Config) { c.Timeout = time.Second })
 }
 
-func BenchmarkStubWrite8K(b *testing.B) {
+// BenchmarkStubWrite8K and BenchmarkStubRead8K run GOMAXPROCS callers;
+// the Callers16 variants run 16, as bench/ssm does, where one caller's
+// Flush can carry the frames of the others it let run first.
+func BenchmarkStubWrite8K(b *testing.B)          { benchWrite(b, 1) }
+func BenchmarkStubWrite8KCallers16(b *testing.B) { benchWrite(b, 16) }
+func BenchmarkStubRead8K(b *testing.B)           { benchRead(b, 1) }
+func BenchmarkStubRead8KCallers16(b *testing.B)  { benchRead(b, 16) }
+
+// callers sets RunParallel's goroutines: GOMAXPROCS for 1, else n in all.
+func callers(b *testing.B, n int) {
+	if n > 1 {
+		b.SetParallelism((n + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	}
+}
+
+func benchWrite(b *testing.B, n int) {
 	s := benchStub(b)
 	v := make([]byte, 8192)
-	var n atomic.Uint64
+	var keys atomic.Uint64
 	b.SetBytes(int64(len(v)))
 	b.ReportAllocs()
+	callers(b, n)
 	b.ResetTimer()
 	defer benchcpu.PerOp(b)()
+	defer benchcpu.WritesPerOp(b)()
 	b.RunParallel(func(pb *testing.PB) {
-		key := wire.Key{byte(n.Add(1))}
+		key := wire.Key{byte(keys.Add(1))}
 		for pb.Next() {
 			if _, err := s.Write(context.Background(), key, v, time.Now().Add(time.Minute)); err != nil {
 				b.Error(err)
@@ -38,16 +56,18 @@ func BenchmarkStubWrite8K(b *testing.B) {
 	})
 }
 
-func BenchmarkStubRead8K(b *testing.B) {
+func benchRead(b *testing.B, n int) {
 	s := benchStub(b)
 	v := make([]byte, 8192)
-	var n atomic.Uint64
+	var keys atomic.Uint64
 	b.SetBytes(int64(len(v)))
 	b.ReportAllocs()
+	callers(b, n)
 	b.ResetTimer()
 	defer benchcpu.PerOp(b)()
+	defer benchcpu.WritesPerOp(b)()
 	b.RunParallel(func(pb *testing.PB) {
-		ck, err := s.Write(context.Background(), wire.Key{byte(n.Add(1))}, v, time.Now().Add(time.Minute))
+		ck, err := s.Write(context.Background(), wire.Key{byte(keys.Add(1))}, v, time.Now().Add(time.Minute))
 		if err != nil {
 			b.Error(err)
 			return
