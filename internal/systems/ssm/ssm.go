@@ -18,7 +18,7 @@
 //
 //	ssm-brick: control_token, beacon_interval (100ms), generation (1s),
 //	           max_value (262144), inbox (65536), discard_expired (true),
-//	           exit_on_corrupt (false), slow (0s), seed (0); for
+//	           exit_on_corrupt (false), slow (0s), procs (1), seed (0); for
 //	           style=passive also w (3, the degree), replicas (the other
 //	           bricks' addresses), backup_interval (10ms), beacon_timeout
 //	           (500ms)
@@ -252,22 +252,24 @@ func (o *options) style(passive *bool) {
 	}
 }
 
-// Option names of each role. The testbed gives every node of a cluster the
-// same options, so a role ignores the other role's options and rejects only
-// names no SSM node knows.
-var (
-	brickOptions = []string{"control_token", "beacon_interval", "generation", "max_value", "inbox",
-		"discard_expired", "exit_on_corrupt", "slow", "seed", "style", "w", "replicas", "backup_interval", "beacon_timeout"}
-	appOptions = []string{"backend", "bricks", "style", "w", "wq", "r", "timeout", "aimd", "beacon_timeout",
-		"state_size", "session_ttl", "file_dir", "seed"}
-	clusterOptions = []string{"apps"} // and brick.J
-)
+// The testbed gives every node of a cluster the same options, so a role
+// ignores the options the other role reads and rejects only names no SSM
+// node knows. Which names each role reads is found by running its reader
+// (readBrick, readApp) once on no options, so a new option is known to
+// both roles the moment one reads it. Every read is unconditional.
+var knownOptions = sync.OnceValue(func() map[string]bool {
+	known := map[string]bool{"apps": true} // the cluster's own; and brick.J
+	o := newOptions(BrickKind, node.Config{})
+	readBrick(o, new(brick.Config))
+	maps.Copy(known, o.used)
+	o = newOptions(AppKind, node.Config{})
+	readApp(o, new(AppSettings))
+	maps.Copy(known, o.used)
+	return known
+})
 
 func knownOption(k string) bool {
-	if strings.HasPrefix(k, "brick.") {
-		return true
-	}
-	return slices.Contains(brickOptions, k) || slices.Contains(appOptions, k) || slices.Contains(clusterOptions, k)
+	return strings.HasPrefix(k, "brick.") || knownOptions()[k]
 }
 
 // err reports every bad value and every option no SSM node knows.
@@ -288,6 +290,15 @@ func BrickConfig(cfg node.Config) (brick.Config, error) {
 	}
 	c.ID = uint16(cfg.Node)
 	o := newOptions(BrickKind, cfg)
+	readBrick(o, &c)
+	if err := o.err(); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// readBrick reads every ssm-brick option into c.
+func readBrick(o *options, c *brick.Config) {
 	o.string("control_token", &c.ControlToken)
 	o.duration("beacon_interval", &c.BeaconInterval)
 	o.duration("generation", &c.Generation)
@@ -303,10 +314,6 @@ func BrickConfig(cfg node.Config) (brick.Config, error) {
 	o.list("replicas", &c.Replicas)
 	o.duration("backup_interval", &c.BackupInterval)
 	o.duration("beacon_timeout", &c.PeerTimeout)
-	if err := o.err(); err != nil {
-		return c, err
-	}
-	return c, c.Validate()
 }
 
 // ServeBrick runs a brick on cfg.Listen until ctx ends. A crash (control
@@ -359,23 +366,7 @@ type AppSettings struct {
 func AppConfig(cfg node.Config) (AppSettings, error) {
 	s := AppSettings{Backend: "ssm", Stub: stub.DefaultConfig(), App: app.DefaultConfig()}
 	o := newOptions(AppKind, cfg)
-	o.string("backend", &s.Backend)
-	o.list("bricks", &s.Stub.Bricks)
-	var passive bool
-	o.style(&passive)
-	if passive {
-		s.Stub.Style = stub.Passive
-	}
-	o.int("w", &s.Stub.W)
-	o.int("wq", &s.Stub.WQ)
-	o.int("r", &s.Stub.R)
-	o.duration("timeout", &s.Stub.Timeout)
-	o.bool("aimd", &s.Stub.AIMD)
-	o.duration("beacon_timeout", &s.Stub.BeaconTimeout)
-	o.int64("seed", &s.Stub.Seed)
-	o.int("state_size", &s.App.StateSize)
-	o.duration("session_ttl", &s.App.TTL)
-	o.string("file_dir", &s.FileDir)
+	readApp(o, &s)
 	if err := o.err(); err != nil {
 		return s, err
 	}
@@ -402,6 +393,27 @@ func AppConfig(cfg node.Config) (AppSettings, error) {
 		return s, fmt.Errorf("%s node %d: option backend=%q: want ssm, memory or file", AppKind, cfg.Node, s.Backend)
 	}
 	return s, s.App.Validate()
+}
+
+// readApp reads every ssm-app option into s.
+func readApp(o *options, s *AppSettings) {
+	o.string("backend", &s.Backend)
+	o.list("bricks", &s.Stub.Bricks)
+	var passive bool
+	o.style(&passive)
+	if passive {
+		s.Stub.Style = stub.Passive
+	}
+	o.int("w", &s.Stub.W)
+	o.int("wq", &s.Stub.WQ)
+	o.int("r", &s.Stub.R)
+	o.duration("timeout", &s.Stub.Timeout)
+	o.bool("aimd", &s.Stub.AIMD)
+	o.duration("beacon_timeout", &s.Stub.BeaconTimeout)
+	o.int64("seed", &s.Stub.Seed)
+	o.int("state_size", &s.App.StateSize)
+	o.duration("session_ttl", &s.App.TTL)
+	o.string("file_dir", &s.FileDir)
 }
 
 // timelineEvents writes one JSON object a line, the form the testbed

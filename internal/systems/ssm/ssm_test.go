@@ -54,6 +54,13 @@ func TestOptionErrors(t *testing.T) {
 			t.Errorf("%s: err %v, want mention of %q", name, err, tc.want)
 		}
 	}
+	// Every node gets the same options: each role takes the other's.
+	if _, err := AppConfig(node.Config{Node: 1, Options: map[string]string{"backend": "memory", "procs": "2", "inbox": "10"}}); err != nil {
+		t.Fatalf("ssm-app given brick options: %v", err)
+	}
+	if _, err := BrickConfig(node.Config{Node: 2, Options: map[string]string{"wq": "2", "state_size": "10", "apps": "1", "brick.3": "x:1"}}); err != nil {
+		t.Fatalf("ssm-brick given app and cluster options: %v", err)
+	}
 	if bc, err := BrickConfig(node.Config{Node: 1, Options: map[string]string{"procs": "2"}}); err != nil || bc.Procs != 2 {
 		t.Fatalf("procs: 2 gave Procs %d, %v", bc.Procs, err)
 	}
