@@ -63,6 +63,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/faultbench/faultbench/internal/benchcpu"
 )
 
 type options struct {
@@ -837,8 +839,6 @@ type cpuSample struct {
 
 type cpuTicks []cpuSample
 
-const clockTicks = 100 // USER_HZ on Linux
-
 func sampleCPU(pid int) *cpuSamples {
 	s := &cpuSamples{done: make(chan struct{}), out: make(chan []cpuSample, 1)}
 	go func() {
@@ -884,22 +884,8 @@ func (ts cpuTicks) between(from, to time.Time) (float64, bool) {
 }
 
 func procCPU(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// Fields after the command name, which is in parentheses and may hold spaces.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, errors.New("odd /proc stat")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, errors.New("short /proc stat")
-	}
-	u, _ := strconv.ParseFloat(f[11], 64)
-	s, _ := strconv.ParseFloat(f[12], 64)
-	return (u + s) / clockTicks, nil
+	t, err := benchcpu.Of(pid)
+	return t.Seconds(), err
 }
 
 func readJSON(path string, v any) error {
