@@ -57,9 +57,6 @@ func TestStoreRewriteMovesGeneration(t *testing.T) {
 	}
 }
 
-// A flip in a value or in an entry's checksum or expiry field is found on
-// the next read (Corrupt: exit_on_corrupt crashes on it); one in the key an
-// entry is filed under makes it unreachable (NotFound). Never OK.
 // A rewrite at the same size or smaller reuses the replaced entry: no
 // allocation, and what is read back is the last value, whole, with the
 // right bytes count; a larger one gets memory of its own.
@@ -96,6 +93,9 @@ func TestStoreRewriteReusesMemory(t *testing.T) {
 	}
 }
 
+// A flip in a value or in an entry's checksum or expiry field is found on
+// the next read (Corrupt: exit_on_corrupt crashes on it); one in the key an
+// entry is filed under makes it unreachable (NotFound). Never OK.
 func TestStoreFlips(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	v := []byte("0123456789")
