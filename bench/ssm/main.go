@@ -306,7 +306,7 @@ func runSSM(addrs []string, pids []int, clients, n, size int, timeout time.Durat
 	if err := s.WaitLive(ctx, 3); err != nil {
 		return set, get, err
 	}
-	set, get = benchSSM(s, append(pids, 0), clients, n, size)
+	set, get = benchSSM(s, slices.Concat(pids, []int{0}), clients, n, size)
 	return set, get, nil
 }
 
@@ -346,8 +346,9 @@ func measure(peer, name string, pids []int, clients, n int, op func(client int) 
 	wg.Wait()
 	elapsed := time.Since(start)
 	all := slices.Concat(lat...)
+	perOp := cpu.perOp(len(all), 0) // before the sort, which is the benchmark's own work
 	slices.Sort(all)
-	r := result{peer: peer, name: name, opsPerSec: float64(len(all)) / elapsed.Seconds(), cpu: cpu.perOp(len(all), 0), errs: errs}
+	r := result{peer: peer, name: name, opsPerSec: float64(len(all)) / elapsed.Seconds(), cpu: perOp, errs: errs}
 	if len(all) > 0 {
 		r.p50, r.p99 = all[len(all)/2], all[len(all)*99/100]
 	}
