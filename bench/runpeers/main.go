@@ -83,6 +83,7 @@ type options struct {
 	nginx          string
 	work           string
 	profileDir     string
+	profileTicked  bool // -profile-ticked
 	profileRates   map[string]float64
 	sameRates      map[string]float64 // by mode; 0: no same-rate runs
 	lagRate        float64
@@ -123,6 +124,7 @@ func run() error {
 	flag.StringVar(&o.profileDir, "profile", "", "only profile: run faultbench once per mode with --cpuprofile/--memprofile into this directory")
 	flag.StringVar(&profKA, "profile-keepalive", "30000", "rate profiled with keep-alive")
 	flag.StringVar(&profNew, "profile-new", "10000", "rate profiled with new connections")
+	flag.BoolVar(&o.profileTicked, "profile-ticked", false, "-profile and -compare: pace faultbench at -pacing-tick instead of exactly")
 	flag.Float64Var(&o.lagRate, "lag-rate", 20000, "rate of the keep-alive send-lag run (0: skip it)")
 	flag.DurationVar(&o.pacingTick, "pacing-tick", time.Millisecond, "also run faultbench with workload.pacing_tick this long (wrk2 paces at 1ms; 0: only exact pacing)")
 	flag.StringVar(&o.compare, "compare", "", "only compare: run this other faultbench binary and -faultbench alternately at the -profile-* rates, -reps times, and report each one's CPU per request and send-lag p99")
@@ -669,6 +671,9 @@ phases:
 
 // profile runs faultbench once per mode with CPU and allocation profiles.
 func (o options) profile(ctx context.Context) error {
+	if o.profileTicked {
+		o = o.ticked()
+	}
 	if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
 		return err
 	}
@@ -690,6 +695,9 @@ func (o options) profile(ctx context.Context) error {
 // measured on a shared machine (the alternation spreads the machine's
 // other load over both).
 func (o options) compareBinaries(ctx context.Context) error {
+	if o.profileTicked {
+		o = o.ticked()
+	}
 	fmt.Printf("| mode | rate/s | binary | CPU µs/req (median) | runs | send lag p99 (median) | runs | sustained |\n|---|---|---|---|---|---|---|---|\n")
 	for _, mode := range o.modes {
 		rate := o.profileRates[mode]

@@ -238,6 +238,8 @@ func (g *Generator) client(schedCtx, attemptCtx context.Context, c int, start ti
 	var attempts sync.WaitGroup
 	sleep := newSleeper(schedCtx)
 	defer sleep.close()
+	coarse := newTimerSleeper()
+	defer coarse.close()
 	maxInFlight := int64(g.cfg.MaxInFlight)
 	workers := attemptWorkers{do: func(j job) {
 		defer attempts.Done()
@@ -251,7 +253,20 @@ func (g *Generator) client(schedCtx, attemptCtx context.Context, c int, start ti
 	a, ok := sched.next()
 	for ; ok && a.at < length; a, ok = sched.next() {
 		when := start.Add(a.at)
-		if !sleep.until(schedCtx, start.Add(paceAt(a.at, g.cfg.PacingTick))) {
+		wake := sleep
+		if workers.waiting(a.target) > 0 {
+			// Its lane already holds arrivals that wait for a worker, and
+			// a worker frees only when an answer wakes the process, at
+			// which point the runtime checks its timers. So a Go timer,
+			// which costs no system call, hands this arrival on no later
+			// than it could be sent; the timerfd (a hardware timer armed
+			// through the hypervisor on a virtual machine) is kept for
+			// waits that may find the process idle. An overloaded run
+			// thus gets cheaper per arrival as it falls behind, not
+			// dearer (docs/benchmarks.md, "Queued lanes").
+			wake = coarse
+		}
+		if !wake.until(schedCtx, start.Add(paceAt(a.at, g.cfg.PacingTick))) {
 			break
 		}
 		t := &g.targets[a.target]
@@ -438,6 +453,15 @@ func (w *attemptWorkers) queue(j job) {
 			l.jobs <- j
 		}()
 	}
+}
+
+// waiting is how many arrivals for target wait in its lane for a worker
+// (0 without lanes).
+func (w *attemptWorkers) waiting(target int) int {
+	if w.laneLimit == 0 {
+		return 0
+	}
+	return len(w.lanes[target].jobs)
 }
 
 // serve runs a lane's jobs until close.

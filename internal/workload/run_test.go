@@ -318,3 +318,71 @@ func TestLanesRefuseWithoutDelayingOtherNodes(t *testing.T) {
 		t.Errorf("node 2 accepted %d connections, want max_conns %d", got, cfg.MaxConns)
 	}
 }
+
+// An arrival whose lane already has a queue is handed on by the runtime's
+// timer instead of the timerfd (Generator.client): it must still never
+// go out before its instant, and one connection still serves the lane
+// first come, first served.
+func TestQueuedLaneNeverSendsEarly(t *testing.T) {
+	slow := newServer(t, respond(func(p string) string {
+		time.Sleep(5 * time.Millisecond)
+		return okReply(pageBody(p))
+	}))
+	cfg := Config{
+		Rate: 1000, Arrivals: "constant", Clients: 1, Trace: "zipf:20:1", Seed: 5, Verify: verifyPage,
+		Keepalive: true, MaxConns: 1, ConnectTimeout: 5 * time.Second, ResponseTimeout: 5 * time.Second,
+		Targets: []Target{{1, slow.addr()}},
+	}
+	sink := &sliceSink{}
+	if err := Run(context.Background(), cfg, time.Now(), 60*time.Millisecond, sink); err != nil {
+		t.Fatal(err)
+	}
+	rs := sink.sorted()
+	if len(rs) < 50 {
+		t.Fatalf("%d requests recorded, want 60", len(rs))
+	}
+	lastSend := -1.0
+	for _, r := range rs {
+		if r.Outcome != record.OK {
+			t.Errorf("at %.3fs: %v, want ok", r.StartS, r.Outcome)
+		}
+		if r.SendLagS < 0 {
+			t.Errorf("at %.3fs: sent %.6fs before its instant", r.StartS, -r.SendLagS)
+		}
+		if send := r.StartS + r.SendLagS; send < lastSend {
+			t.Errorf("at %.3fs: sent at %.6fs, before the arrival ahead of it (%.6fs)", r.StartS, send, lastSend)
+		} else {
+			lastSend = send
+		}
+	}
+	// 5 ms a request on one connection against 1 ms between arrivals: the
+	// lane queued, so the coarse wait was taken.
+	if last := rs[len(rs)-1]; last.SendLagS < 0.1 {
+		t.Errorf("the last arrival waited %.3fs in its lane; the test expects a queue of about 0.24 s", last.SendLagS)
+	}
+}
+
+// waiting counts a lane's arrivals that no worker has taken yet.
+func TestLaneWaiting(t *testing.T) {
+	release := make(chan struct{})
+	taken := make(chan struct{}, 8)
+	w := attemptWorkers{laneLimit: 1, lanes: make([]lane, 2), do: func(job) {
+		taken <- struct{}{}
+		<-release
+	}}
+	for range 4 {
+		w.run(job{a: arrival{target: 1}})
+	}
+	<-taken // the lane's one worker holds the first
+	if got := w.waiting(1); got != 3 {
+		t.Errorf("lane 1: %d waiting, want 3", got)
+	}
+	if got := w.waiting(0); got != 0 {
+		t.Errorf("lane 0: %d waiting, want 0", got)
+	}
+	if got := (&attemptWorkers{}).waiting(0); got != 0 {
+		t.Errorf("without lanes: %d waiting, want 0", got)
+	}
+	close(release)
+	w.close()
+}
