@@ -248,6 +248,7 @@ func run() error {
 			runs = append(runs, o.ticked())
 		}
 		lags := make([][]float64, len(runs))
+		waitTimeWait(ctx) // the same-rate runs ended with new connections
 		for range o.reps {
 			for i, ot := range runs {
 				t, err := ot.faultbenchTrial(ctx, "keepalive", o.lagRate, nil)

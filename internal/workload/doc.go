@@ -12,6 +12,20 @@
 // time: if the generator sends it late, the delay counts as latency, and a
 // slow server never slows the offered load (no coordinated omission).
 //
+// # Pacing
+//
+// A client's scheduling goroutine waits for each arrival's instant on a
+// Linux timerfd (sleep_linux.go): Go's own timers wake an idle process up
+// to a millisecond late, which would show as send lag at low rates. Two
+// cases do without it. With PacingTick, arrivals are handed on at whole
+// ticks, so one wake serves every arrival of a tick. And when the
+// arrival's lane (keep-alive with MaxConns, attemptWorkers) already holds
+// arrivals waiting for a connection, a Go timer is enough: the arrival
+// cannot be sent before an answer frees a connection, and the runtime
+// checks its timers when that answer wakes the process. So an overloaded
+// run falls behind at the cost of a hand-on, not of a hardware timer per
+// arrival, and its record shows the wait in the lane as send lag.
+//
 // # Outcomes (Fig. 7 of Broadwell 2004)
 //
 // The user's patience runs from the moment the request is scheduled:
