@@ -253,8 +253,9 @@ func (g *Generator) client(schedCtx, attemptCtx context.Context, c int, start ti
 	a, ok := sched.next()
 	for ; ok && a.at < length; a, ok = sched.next() {
 		when := start.Add(a.at)
+		at := start.Add(paceAt(a.at, g.cfg.PacingTick))
 		wake := sleep
-		if workers.waiting(a.target) > 0 {
+		if workers.waiting(a.target) > 0 && time.Until(at) < coarseWaitMax {
 			// Its lane already holds arrivals that wait for a worker, and
 			// a worker frees only when an answer wakes the process, at
 			// which point the runtime checks its timers. So a Go timer,
@@ -266,7 +267,7 @@ func (g *Generator) client(schedCtx, attemptCtx context.Context, c int, start ti
 			// dearer (docs/benchmarks.md, "Queued lanes").
 			wake = coarse
 		}
-		if !wake.until(schedCtx, start.Add(paceAt(a.at, g.cfg.PacingTick))) {
+		if !wake.until(schedCtx, at) {
 			break
 		}
 		t := &g.targets[a.target]
@@ -454,6 +455,14 @@ func (w *attemptWorkers) queue(j job) {
 		}()
 	}
 }
+
+// coarseWaitMax bounds the waits Generator.client leaves to a Go timer
+// because the arrival's lane queues. A queue can drain, and the process
+// go idle, before a long wait ends; a Go timer would then wake up to a
+// millisecond late (sleep.go), which a burst of Poisson arrivals at a low
+// rate would show as send lag. An overloaded client's waits are its
+// arrivals' spacing: 50 µs at 20,000/s a client.
+const coarseWaitMax = 200 * time.Microsecond
 
 // waiting is how many arrivals for target wait in its lane for a worker
 // (0 without lanes).
