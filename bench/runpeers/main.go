@@ -151,6 +151,12 @@ func run() error {
 		}
 		o.sameRates[mode] = r
 	}
+	if o.profileTicked {
+		if o.profileDir == "" && o.compare == "" {
+			return errors.New("-profile-ticked paces the -profile and -compare runs: give one of them")
+		}
+		o = o.ticked()
+	}
 	if o.conns < o.clients || o.conns%o.clients != 0 {
 		return fmt.Errorf("-conns %d must be a multiple of -clients %d (faultbench's max_conns is per client)", o.conns, o.clients)
 	}
@@ -672,9 +678,6 @@ phases:
 
 // profile runs faultbench once per mode with CPU and allocation profiles.
 func (o options) profile(ctx context.Context) error {
-	if o.profileTicked {
-		o = o.ticked()
-	}
 	if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
 		return err
 	}
@@ -696,9 +699,6 @@ func (o options) profile(ctx context.Context) error {
 // measured on a shared machine (the alternation spreads the machine's
 // other load over both).
 func (o options) compareBinaries(ctx context.Context) error {
-	if o.profileTicked {
-		o = o.ticked()
-	}
 	fmt.Printf("| mode | rate/s | binary | CPU µs/req (median) | runs | send lag p99 (median) | runs | sustained |\n|---|---|---|---|---|---|---|---|\n")
 	for _, mode := range o.modes {
 		rate := o.profileRates[mode]

@@ -21,11 +21,11 @@
 // ticks, so one wake serves every arrival of a tick. And when the
 // arrival's lane (keep-alive with MaxConns, attemptWorkers) already holds
 // arrivals waiting for a connection, and its instant is less than
-// coarseWaitMax away, a Go timer is enough: the arrival
-// cannot be sent before an answer frees a connection, and the runtime
-// checks its timers when that answer wakes the process. So an overloaded
-// run falls behind at the cost of a hand-on, not of a hardware timer per
-// arrival, and its record shows the wait in the lane as send lag.
+// coarseWaitMax away, a Go timer is enough: the arrival cannot be sent
+// before an answer frees a connection, and the runtime checks its timers
+// when that answer wakes the process. So an overloaded run falls behind at
+// the cost of a hand-on, not of a hardware timer per arrival, and its
+// record shows the wait in the lane as send lag.
 //
 // # Outcomes (Fig. 7 of Broadwell 2004)
 //
