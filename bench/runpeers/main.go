@@ -41,11 +41,19 @@
 // open-loop tool runs -reps times at one rate per mode (-same-keepalive,
 // -same-new), alternately, and their CPU per request is compared there.
 //
+// Last, faultbench alone runs -reps times at -lag-rate with keep-alive, and
+// its send-lag p99 is reported over the whole run and over its measured
+// phase alone, after a -lag-warmup phase at the same rate: the first tens
+// of milliseconds open every connection while arrivals queue behind them,
+// which a user's scenario puts in its warm-up (wrk2 likewise leaves its
+// first 10 s out of its statistics).
+//
 // Every figure is the median of -reps searches; the machine is shared, so
 // the ratios, taken in the same sitting, are what to quote.
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -87,8 +95,14 @@ type options struct {
 	profileRates   map[string]float64
 	sameRates      map[string]float64 // by mode; 0: no same-rate runs
 	lagRate        float64
-	compare        string
-	fixedRates     map[string]float64
+	// lagWarmup (-lag-warmup) is a phase at the lag run's rate before its
+	// measured one: the lag is reported over the whole run and over the
+	// measured phase alone. warm is the one a faultbench trial's scenario
+	// gets (0: one phase).
+	lagWarmup, warm time.Duration
+	syscalls        bool // -syscalls
+	compare         string
+	fixedRates      map[string]float64
 	// pacingTick (-pacing-tick) adds faultbench with workload.pacing_tick
 	// set to it beside the default, exact pacing; tick is the one a
 	// faultbench trial's scenario gets.
@@ -126,7 +140,9 @@ func run() error {
 	flag.StringVar(&profNew, "profile-new", "10000", "rate profiled with new connections")
 	flag.BoolVar(&o.profileTicked, "profile-ticked", false, "-profile and -compare: pace faultbench at -pacing-tick instead of exactly")
 	flag.Float64Var(&o.lagRate, "lag-rate", 20000, "rate of the keep-alive send-lag run (0: skip it)")
+	flag.DurationVar(&o.lagWarmup, "lag-warmup", time.Second, "a phase at -lag-rate before the send-lag run's measured one; its lag is reported with and without it (0: none)")
 	flag.DurationVar(&o.pacingTick, "pacing-tick", time.Millisecond, "also run faultbench with workload.pacing_tick this long (wrk2 paces at 1ms; 0: only exact pacing)")
+	flag.BoolVar(&o.syscalls, "syscalls", false, "count each open-loop tool's system calls a request in the same-rate runs, with perf stat (needs perf, and root or perf_event_paranoid ≤ 1)")
 	flag.StringVar(&o.compare, "compare", "", "only compare: run this other faultbench binary and -faultbench alternately at the -profile-* rates, -reps times, and report each one's CPU per request and send-lag p99")
 	flag.Parse()
 	for _, m := range strings.Split(modes, ",") {
@@ -253,20 +269,25 @@ func run() error {
 		if o.pacingTick > 0 {
 			runs = append(runs, o.ticked())
 		}
-		lags := make([][]float64, len(runs))
+		lags, steady := make([][]float64, len(runs)), make([][]float64, len(runs))
 		waitTimeWait(ctx) // the same-rate runs ended with new connections
 		for range o.reps {
 			for i, ot := range runs {
+				ot.warm = o.lagWarmup
 				t, err := ot.faultbenchTrial(ctx, "keepalive", o.lagRate, nil)
 				if err != nil {
 					return err
 				}
 				lags[i] = append(lags[i], t.lagP99)
+				steady[i] = append(steady[i], t.lagPhaseP99)
 			}
 		}
 		fmt.Println()
 		for i, ot := range runs {
 			fmt.Printf("faultbench run send lag p99 at %.0f/s keep-alive, %s: median %s (runs: %s)\n", o.lagRate, ot.tickName(), micros(median(lags[i])), joinMicros(lags[i]))
+			if o.lagWarmup > 0 {
+				fmt.Printf("  the same runs after their first %s (its measured phase): median %s (runs: %s)\n", o.lagWarmup, micros(median(steady[i])), joinMicros(steady[i]))
+			}
 		}
 	}
 	return nil
@@ -279,8 +300,14 @@ type trial struct {
 	requests  int64   // requests completed
 	cpuPerReq float64 // seconds of generator CPU per completed request; NaN when it could not be read
 	lagP99    float64 // faultbench only: send lag p99, seconds
-	pass      bool
-	why       string // why it did not pass
+	// lagPhaseP99 is the send lag p99 of the measured phase alone (the
+	// same as lagP99 when the run has no warm-up phase).
+	lagPhaseP99 float64
+	// syscalls are the system calls a second by name (syscalls.go), when
+	// -syscalls counted them.
+	syscalls map[string]float64
+	pass     bool
+	why      string // why it did not pass
 }
 
 type modeResult struct{ wrk, vegeta, wrk2, faultbench, faultbenchTick []trial }
@@ -374,6 +401,7 @@ type wrkRun struct {
 	errs     int64  // non-2xx answers and socket errors
 	errLine  string // the last line that counted some, "" when none did
 	cpu      float64
+	syscalls map[string]float64 // with -syscalls
 }
 
 // runWrk runs wrk or wrk2 (bin, called name in errors) -t1 for the run's
@@ -385,11 +413,19 @@ func (o options) runWrk(ctx context.Context, name, bin, addr, mode string, extra
 	}
 	args = append(args, "http://"+addr+"/p.html")
 	cmd := exec.CommandContext(ctx, "taskset", args...)
-	out, err := cmd.CombinedOutput()
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		return wrkRun{}, fmt.Errorf("%s: %w", name, err)
+	}
+	probe := o.probeSyscalls(ctx, cmd.Process.Pid, time.Second) // after the connects
+	err := cmd.Wait()
+	out := buf.Bytes()
 	if err != nil {
 		return wrkRun{}, fmt.Errorf("%s: %w\n%s", name, err, out)
 	}
 	var w wrkRun
+	w.syscalls = syscallResult(name, probe)
 	for line := range strings.Lines(string(out)) {
 		f, trimmed := strings.Fields(line), strings.TrimSpace(line)
 		switch {
@@ -462,7 +498,7 @@ func (o options) wrk2Trial(ctx context.Context, addr, mode string, rate float64)
 	if err != nil {
 		return trial{}, err
 	}
-	t := trial{rate: rate, requests: w.requests, cpuPerReq: w.cpu / float64(w.requests)}
+	t := trial{rate: rate, requests: w.requests, cpuPerReq: w.cpu / float64(w.requests), syscalls: w.syscalls}
 	goodput := 1 - float64(w.errs)/float64(w.requests)
 	t.okRate = w.rate * goodput
 	switch {
@@ -528,6 +564,14 @@ func (o options) sameRate(ctx context.Context, addr string) error {
 			c := cpus(got[i])
 			fmt.Printf("| %s | %.0f | %s | %.1f | %s | %.0f | %d of %d |\n", mode, rate, tl.name, median(c)*1e6, joinf(c, "%.1f", 1e6), median(ok), passed, len(got[i]))
 		}
+		if o.syscalls {
+			names := make([]string, len(tools))
+			for i, tl := range tools {
+				names[i] = tl.name
+			}
+			printSyscalls(mode, rate, o.probeLength(), names, got)
+			header = false // the next mode's CPU table gets its header again
+		}
 	}
 	return nil
 }
@@ -546,9 +590,16 @@ func (o options) vegetaTrial(ctx context.Context, addr, mode string, rate float6
 	}
 	cmd := exec.CommandContext(ctx, "taskset", args...)
 	cmd.Stdin = strings.NewReader("GET http://" + addr + "/p.html\n")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return trial{}, fmt.Errorf("vegeta attack: %w\n%s", err, out)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		return trial{}, fmt.Errorf("vegeta attack: %w", err)
 	}
+	probe := o.probeSyscalls(ctx, cmd.Process.Pid, time.Second)
+	if err := cmd.Wait(); err != nil {
+		return trial{}, fmt.Errorf("vegeta attack: %w\n%s", err, buf.Bytes())
+	}
+	syscalls := syscallResult("vegeta", probe)
 	cpu := cpuOf(cmd.ProcessState)
 	out, err := exec.CommandContext(ctx, o.vegeta, "report", "-type", "json", results).Output()
 	if err != nil {
@@ -563,7 +614,7 @@ func (o options) vegetaTrial(ctx context.Context, addr, mode string, rate float6
 	if err := json.Unmarshal(out, &rep); err != nil {
 		return trial{}, fmt.Errorf("vegeta report: %w", err)
 	}
-	t := trial{rate: rate, okRate: rep.Throughput, requests: rep.Requests, cpuPerReq: math.NaN()}
+	t := trial{rate: rate, okRate: rep.Throughput, requests: rep.Requests, cpuPerReq: math.NaN(), syscalls: syscalls}
 	if rep.Requests > 0 {
 		t.cpuPerReq = cpu / float64(rep.Requests)
 	}
@@ -604,8 +655,11 @@ func (o options) faultbenchTrial(ctx context.Context, mode string, rate float64,
 		return trial{}, err
 	}
 	samples := sampleCPU(cmd.Process.Pid)
+	// Past the cluster's start (under a second here) and any warm-up.
+	probe := o.probeSyscalls(ctx, cmd.Process.Pid, o.warm+1500*time.Millisecond)
 	err := cmd.Wait()
 	ticks := samples.stop()
+	syscalls := syscallResult("faultbench", probe)
 	if err != nil && cmd.ProcessState.ExitCode() != 3 {
 		return trial{}, fmt.Errorf("faultbench run at %.0f/s: %w\n%s", rate, err, stderr.String())
 	}
@@ -626,16 +680,20 @@ func (o options) faultbenchTrial(ctx context.Context, mode string, rate float64,
 			OKPerS     float64            `json:"throughput_mean_per_s"`
 			LagP99     float64            `json:"send_lag_p99_s"`
 		} `json:"overall"`
+		Phases map[string]struct {
+			LagP99 float64 `json:"send_lag_p99_s"`
+		} `json:"phases"`
 	}
 	if err := readJSON(filepath.Join(dir, "summary.json"), &sum); err != nil {
 		return trial{}, err
 	}
 	s := sum.Overall
-	t := trial{rate: rate, okRate: s.OKPerS, requests: s.Attempts - s.GenRefused - s.CutShort, lagP99: s.LagP99, cpuPerReq: math.NaN()}
-	if cpu, ok := ticks.between(prov.Started, prov.Started.Add(o.duration)); ok && t.requests > 0 {
+	t := trial{rate: rate, okRate: s.OKPerS, requests: s.Attempts - s.GenRefused - s.CutShort, lagP99: s.LagP99,
+		lagPhaseP99: sum.Phases["load"].LagP99, cpuPerReq: math.NaN(), syscalls: syscalls}
+	if cpu, ok := ticks.between(prov.Started, prov.Started.Add(o.warm+o.duration)); ok && t.requests > 0 {
 		t.cpuPerReq = cpu / float64(t.requests)
 	}
-	want := int64(rate * o.duration.Seconds())
+	want := int64(rate * (o.warm + o.duration).Seconds())
 	t.pass, t.why = sustained(rate, want, s.Arrivals, s.GenRefused+s.CutShort, s.Goodput, s.OKPerS)
 	return t, nil
 }
@@ -649,6 +707,10 @@ func (o options) scenario(mode string, rate float64) string {
 	}
 	if o.tick > 0 {
 		conns += fmt.Sprintf("  pacing_tick: %s\n", o.tick)
+	}
+	phases := fmt.Sprintf("  - {name: load, duration: %s}\n", o.duration)
+	if o.warm > 0 {
+		phases = fmt.Sprintf("  - {name: warm-up, duration: %s}\n", o.warm) + phases
 	}
 	return fmt.Sprintf(`name: runpeers-%[1]s
 seed: 1
@@ -672,8 +734,7 @@ workload:
 %[7]s  trace: "paths:%[8]s"
   window: 1s
 phases:
-  - {name: load, duration: %[9]s}
-`, mode, filepath.Join(o.work, "nginx.conf.in"), o.srvCPU, o.nginx, rate, o.clients, conns, filepath.Join(o.work, "paths.txt"), o.duration)
+%[9]s`, mode, filepath.Join(o.work, "nginx.conf.in"), o.srvCPU, o.nginx, rate, o.clients, conns, filepath.Join(o.work, "paths.txt"), phases)
 }
 
 // profile runs faultbench once per mode with CPU and allocation profiles.

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The system calls a generator makes a request (-syscalls), counted in the
+// same-rate runs with perf stat on the syscalls tracepoints: how many times
+// each tool enters the kernel for one request, the other half of its CPU
+// per request beside what each entry costs (bench/perfsplit).
+
+// syscallNames are the system calls counted by name; "all" counts every
+// one (raw_syscalls:sys_enter), so "all" minus the named ones is the rest.
+var syscallNames = []string{
+	"read", "write", "epoll_wait", "epoll_pwait", "epoll_ctl", "timerfd_settime", "ioctl", "futex",
+	"nanosleep", "connect", "close", "socket", "setsockopt", "getsockopt", "getpeername", "fcntl",
+}
+
+// syscallColumns are the same-rate table's columns: each a name, or names
+// summed.
+var syscallColumns = []struct {
+	head  string
+	names []string
+}{
+	{"read", []string{"read"}},
+	{"write", []string{"write"}},
+	{"epoll_wait", []string{"epoll_wait", "epoll_pwait"}},
+	{"epoll_ctl", []string{"epoll_ctl"}},
+	{"timerfd_settime", []string{"timerfd_settime"}},
+	{"ioctl", []string{"ioctl"}},
+	{"futex", []string{"futex"}},
+	{"connect, socket, close, sockopts", []string{"connect", "socket", "close", "setsockopt", "getsockopt", "getpeername", "fcntl"}},
+}
+
+// syscallProbe counts one process's system calls for a while.
+type syscallProbe struct {
+	done   chan struct{}
+	counts map[string]float64 // per second, by name and "all"
+	err    error
+}
+
+// probeSyscalls starts counting pid's system calls after a delay, for a
+// length, with perf stat; nil when -syscalls is off. The delay puts the
+// count inside the load (past faultbench's cluster start and warm-up).
+func (o options) probeSyscalls(ctx context.Context, pid int, after time.Duration) *syscallProbe {
+	if !o.syscalls {
+		return nil
+	}
+	length := o.probeLength()
+	p := &syscallProbe{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		select {
+		case <-ctx.Done():
+			p.err = ctx.Err()
+			return
+		case <-time.After(after):
+		}
+		events := []string{"raw_syscalls:sys_enter"}
+		for _, n := range syscallNames {
+			events = append(events, "syscalls:sys_enter_"+n)
+		}
+		cmd := exec.CommandContext(ctx, "perf", "stat", "-x,", "-e", strings.Join(events, ","), "-p", strconv.Itoa(pid),
+			"--", "sleep", strconv.FormatFloat(length.Seconds(), 'f', 3, 64))
+		var out bytes.Buffer
+		cmd.Stderr = &out
+		if err := cmd.Run(); err != nil {
+			p.err = fmt.Errorf("perf stat: %w\n%s", err, out.String())
+			return
+		}
+		p.counts, p.err = parsePerfStat(out.String(), length)
+	}()
+	return p
+}
+
+// probeLength is how long each run's system calls are counted.
+func (o options) probeLength() time.Duration {
+	return max(500*time.Millisecond, min(2*time.Second, o.duration-2*time.Second))
+}
+
+// syscallResult waits for probe's count; a failed count is said on
+// stderr and leaves the run's system calls uncounted.
+func syscallResult(tool string, probe *syscallProbe) map[string]float64 {
+	counts, err := probe.result()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "runpeers: %s's system calls not counted: %v\n", tool, err)
+	}
+	return counts
+}
+
+// result waits for the count; nil without a probe.
+func (p *syscallProbe) result() (map[string]float64, error) {
+	if p == nil {
+		return nil, nil
+	}
+	<-p.done
+	return p.counts, p.err
+}
+
+// parsePerfStat reads perf stat -x, output (count,unit,event,...) into
+// counts per second by system call name.
+func parsePerfStat(out string, length time.Duration) (map[string]float64, error) {
+	counts := map[string]float64{}
+	for line := range strings.Lines(out) {
+		f := strings.Split(strings.TrimSpace(line), ",")
+		if len(f) < 3 {
+			continue
+		}
+		n, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			if strings.HasPrefix(f[0], "<not") {
+				return nil, fmt.Errorf("perf stat did not count %s: did the process end first?", f[2])
+			}
+			continue
+		}
+		name, ok := strings.CutPrefix(f[2], "syscalls:sys_enter_")
+		switch {
+		case f[2] == "raw_syscalls:sys_enter":
+			name = "all"
+		case !ok || name == "all":
+			continue // not an event asked for
+		}
+		counts[name] = n / length.Seconds()
+	}
+	if _, ok := counts["all"]; !ok {
+		return nil, fmt.Errorf("perf stat printed no count of raw_syscalls:sys_enter:\n%s", out)
+	}
+	return counts, nil
+}
+
+// perRequest is the trial's system calls a request, by column ("all"
+// first); nil when they were not counted.
+func (t trial) perRequest() []float64 {
+	if t.syscalls == nil || t.okRate <= 0 {
+		return nil
+	}
+	row := []float64{t.syscalls["all"] / t.okRate}
+	for _, c := range syscallColumns {
+		var n float64
+		for _, name := range c.names {
+			n += t.syscalls[name]
+		}
+		row = append(row, n/t.okRate)
+	}
+	return row
+}
+
+// printSyscalls prints the same-rate runs' system calls a request, the
+// median of each column over the runs.
+func printSyscalls(mode string, rate float64, length time.Duration, tools []string, got [][]trial) {
+	head := "| mode | rate/s | tool | all"
+	rule := "|---|---|---|---"
+	for _, c := range syscallColumns {
+		head += " | " + c.head
+		rule += "|---"
+	}
+	fmt.Printf("\nSystem calls a request at %.0f/s, %s (perf stat on the syscalls tracepoints for %s of each run; median of the runs):\n\n%s |\n%s|\n",
+		rate, mode, length, head, rule)
+	for i, name := range tools {
+		var cols [][]float64
+		for _, t := range got[i] {
+			if row := t.perRequest(); row != nil {
+				for len(cols) < len(row) {
+					cols = append(cols, nil)
+				}
+				for j, v := range row {
+					cols[j] = append(cols[j], v)
+				}
+			}
+		}
+		if cols == nil {
+			fmt.Printf("| %s | %.0f | %s | not counted |\n", mode, rate, name)
+			continue
+		}
+		line := fmt.Sprintf("| %s | %.0f | %s", mode, rate, name)
+		for _, c := range cols {
+			line += fmt.Sprintf(" | %.2f", median(c))
+		}
+		fmt.Println(line + " |")
+	}
+}
