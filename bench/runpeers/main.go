@@ -100,7 +100,11 @@ type options struct {
 	// measured phase alone. warm is the one a faultbench trial's scenario
 	// gets (0: one phase).
 	lagWarmup, warm time.Duration
-	syscalls        bool // -syscalls
+	// syscalls (-syscalls) asks for the same-rate runs' system calls;
+	// probe is set on the copy of the options those runs use, so that
+	// perf's tracepoints (which cost each system call a little) are on in
+	// no other run.
+	syscalls, probe bool
 	compare         string
 	fixedRates      map[string]float64
 	// pacingTick (-pacing-tick) adds faultbench with workload.pacing_tick
@@ -516,6 +520,7 @@ func (o options) wrk2Trial(ctx context.Context, addr, mode string, rate float64)
 // rate a tool's cost reflects how busy the server kept it, so CPU per
 // request is compared here at one operating point.
 func (o options) sameRate(ctx context.Context, addr string) error {
+	o.probe = o.syscalls
 	type tool struct {
 		name string
 		try  func(mode string, rate float64) (trial, error)

@@ -47,10 +47,11 @@ type syscallProbe struct {
 }
 
 // probeSyscalls starts counting pid's system calls after a delay, for a
-// length, with perf stat; nil when -syscalls is off. The delay puts the
-// count inside the load (past faultbench's cluster start and warm-up).
+// length, with perf stat; nil unless o.probe (the same-rate runs with
+// -syscalls). The delay puts the count inside the load (past faultbench's
+// cluster start and warm-up).
 func (o options) probeSyscalls(ctx context.Context, pid int, after time.Duration) *syscallProbe {
-	if !o.syscalls {
+	if !o.probe {
 		return nil
 	}
 	length := o.probeLength()
