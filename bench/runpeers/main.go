@@ -100,10 +100,10 @@ type options struct {
 	// measured phase alone. warm is the one a faultbench trial's scenario
 	// gets (0: one phase).
 	lagWarmup, warm time.Duration
-	// syscalls (-syscalls) asks for the same-rate runs' system calls;
-	// probe is set on the copy of the options those runs use, so that
-	// perf's tracepoints (which cost each system call a little) are on in
-	// no other run.
+	// syscalls (-syscalls) asks for the same-rate runs' system calls,
+	// counted in runs of their own; probe is set on the copy of the
+	// options those runs use, so that perf's tracepoints (which cost each
+	// system call a little) are on in no run whose CPU is reported.
 	syscalls, probe bool
 	compare         string
 	fixedRates      map[string]float64
@@ -146,7 +146,7 @@ func run() error {
 	flag.Float64Var(&o.lagRate, "lag-rate", 20000, "rate of the keep-alive send-lag run (0: skip it)")
 	flag.DurationVar(&o.lagWarmup, "lag-warmup", time.Second, "a phase at -lag-rate before the send-lag run's measured one; its lag is reported with and without it (0: none)")
 	flag.DurationVar(&o.pacingTick, "pacing-tick", time.Millisecond, "also run faultbench with workload.pacing_tick this long (wrk2 paces at 1ms; 0: only exact pacing)")
-	flag.BoolVar(&o.syscalls, "syscalls", false, "count each open-loop tool's system calls a request in the same-rate runs, with perf stat (needs perf, and root or perf_event_paranoid ≤ 1)")
+	flag.BoolVar(&o.syscalls, "syscalls", false, "after the same-rate runs, run each open-loop tool -reps times more at that rate and count its system calls a request, with perf stat (needs perf, and root or perf_event_paranoid ≤ 1)")
 	flag.StringVar(&o.compare, "compare", "", "only compare: run this other faultbench binary and -faultbench alternately at the -profile-* rates, -reps times, and report each one's CPU per request and send-lag p99")
 	flag.Parse()
 	for _, m := range strings.Split(modes, ",") {
@@ -520,19 +520,40 @@ func (o options) wrk2Trial(ctx context.Context, addr, mode string, rate float64)
 // rate a tool's cost reflects how busy the server kept it, so CPU per
 // request is compared here at one operating point.
 func (o options) sameRate(ctx context.Context, addr string) error {
-	o.probe = o.syscalls
 	type tool struct {
 		name string
 		try  func(mode string, rate float64) (trial, error)
 	}
-	tools := []tool{{"vegeta", func(m string, r float64) (trial, error) { return o.vegetaTrial(ctx, addr, m, r) }}}
-	if o.wrk2 != "" {
-		tools = append(tools, tool{"wrk2", func(m string, r float64) (trial, error) { return o.wrk2Trial(ctx, addr, m, r) }})
+	toolsOf := func(o options) []tool {
+		tools := []tool{{"vegeta", func(m string, r float64) (trial, error) { return o.vegetaTrial(ctx, addr, m, r) }}}
+		if o.wrk2 != "" {
+			tools = append(tools, tool{"wrk2", func(m string, r float64) (trial, error) { return o.wrk2Trial(ctx, addr, m, r) }})
+		}
+		tools = append(tools, tool{"faultbench", func(m string, r float64) (trial, error) { return o.faultbenchTrial(ctx, m, r, nil) }})
+		if o.pacingTick > 0 {
+			ot := o.ticked()
+			tools = append(tools, tool{"faultbench, " + ot.tickName(), func(m string, r float64) (trial, error) { return ot.faultbenchTrial(ctx, m, r, nil) }})
+		}
+		return tools
 	}
-	tools = append(tools, tool{"faultbench", func(m string, r float64) (trial, error) { return o.faultbenchTrial(ctx, m, r, nil) }})
-	if o.pacingTick > 0 {
-		ot := o.ticked()
-		tools = append(tools, tool{"faultbench, " + ot.tickName(), func(m string, r float64) (trial, error) { return ot.faultbenchTrial(ctx, m, r, nil) }})
+	// The CPU is measured without perf; with -syscalls every tool then
+	// runs -reps times more with its system calls counted.
+	probed := o
+	probed.probe = true
+	tools, probedTools := toolsOf(o), toolsOf(probed)
+	runAll := func(tools []tool, mode string, rate float64, what string) ([][]trial, error) {
+		got := make([][]trial, len(tools))
+		for range o.reps {
+			for i, tl := range tools {
+				t, err := tl.try(mode, rate)
+				if err != nil {
+					return nil, err
+				}
+				fmt.Fprintf(os.Stderr, "  %s: %s %s %.0f/s: %s\n", what, tl.name, mode, rate, verdict(t))
+				got[i] = append(got[i], t)
+			}
+		}
+		return got, nil
 	}
 	header := false
 	for _, mode := range o.modes {
@@ -540,16 +561,9 @@ func (o options) sameRate(ctx context.Context, addr string) error {
 		if rate == 0 {
 			continue
 		}
-		got := make([][]trial, len(tools))
-		for range o.reps {
-			for i, tl := range tools {
-				t, err := tl.try(mode, rate)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(os.Stderr, "  same rate: %s %s %.0f/s: %s\n", tl.name, mode, rate, verdict(t))
-				got[i] = append(got[i], t)
-			}
+		got, err := runAll(tools, mode, rate, "same rate")
+		if err != nil {
+			return err
 		}
 		if !header {
 			fmt.Printf("\nCPU per request at one rate (median of %d; ok rate and runs that sustained it beside):\n\n", o.reps)
@@ -570,11 +584,15 @@ func (o options) sameRate(ctx context.Context, addr string) error {
 			fmt.Printf("| %s | %.0f | %s | %.1f | %s | %.0f | %d of %d |\n", mode, rate, tl.name, median(c)*1e6, joinf(c, "%.1f", 1e6), median(ok), passed, len(got[i]))
 		}
 		if o.syscalls {
+			counted, err := runAll(probedTools, mode, rate, "system calls")
+			if err != nil {
+				return err
+			}
 			names := make([]string, len(tools))
 			for i, tl := range tools {
 				names[i] = tl.name
 			}
-			printSyscalls(mode, rate, o.probeLength(), names, got)
+			printSyscalls(mode, rate, o.probeLength(), names, counted)
 			header = false // the next mode's CPU table gets its header again
 		}
 	}
