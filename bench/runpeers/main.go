@@ -1116,6 +1116,10 @@ func startNginx(o options, work string) (*nginx, error) {
 	n := &nginx{cmd: cmd, dir: dir, addr: addr}
 	for range 100 { // up to 5 s for nginx to listen
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			// Reset, not closed: a closed probe would leave a socket in
+			// TIME_WAIT, and the keep-alive runs wait for none to be left
+			// (waitTimeWait), a minute for nothing.
+			c.(*net.TCPConn).SetLinger(0)
 			c.Close()
 			return n, nil
 		}
