@@ -11,10 +11,12 @@ import (
 	"time"
 )
 
-// The system calls a generator makes a request (-syscalls), counted in the
-// same-rate runs with perf stat on the syscalls tracepoints: how many times
-// each tool enters the kernel for one request, the other half of its CPU
-// per request beside what each entry costs (bench/perfsplit).
+// The system calls a generator makes a request (-syscalls), counted with
+// perf stat on the syscalls tracepoints in runs at the same-rate runs'
+// rate, after them (the tracepoints cost each system call a little, so no
+// CPU figure is taken from these runs): how many times each tool enters
+// the kernel for one request, the other half of its CPU per request beside
+// what each entry costs (bench/perfsplit).
 
 // syscallNames are the system calls counted by name; "all" counts every
 // one (raw_syscalls:sys_enter), so "all" minus the named ones is the rest.
