@@ -40,6 +40,10 @@
 // open loop below it wakes for every arrival and every answer), every
 // open-loop tool runs -reps times at one rate per mode (-same-keepalive,
 // -same-new), alternately, and their CPU per request is compared there.
+// With -syscalls each of them then runs -reps times more at that rate with
+// its system calls counted by perf stat (syscalls.go), in runs of their
+// own since the tracepoints cost each call a little: a table of system
+// calls a request by name.
 //
 // Last, faultbench alone runs -reps times at -lag-rate with keep-alive, and
 // its send-lag p99 is reported over the whole run and over its measured
