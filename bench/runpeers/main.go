@@ -426,14 +426,12 @@ func (o options) runWrk(ctx context.Context, name, bin, addr, mode string, extra
 	if err := cmd.Start(); err != nil {
 		return wrkRun{}, fmt.Errorf("%s: %w", name, err)
 	}
-	probe := o.probeSyscalls(ctx, cmd.Process.Pid, time.Second) // after the connects
-	err := cmd.Wait()
+	syscalls, err := o.waitCounted(ctx, cmd, name, time.Second) // after the connects
 	out := buf.Bytes()
 	if err != nil {
 		return wrkRun{}, fmt.Errorf("%s: %w\n%s", name, err, out)
 	}
-	var w wrkRun
-	w.syscalls = syscallResult(name, probe)
+	w := wrkRun{syscalls: syscalls}
 	for line := range strings.Lines(string(out)) {
 		f, trimmed := strings.Fields(line), strings.TrimSpace(line)
 		switch {
@@ -622,11 +620,10 @@ func (o options) vegetaTrial(ctx context.Context, addr, mode string, rate float6
 	if err := cmd.Start(); err != nil {
 		return trial{}, fmt.Errorf("vegeta attack: %w", err)
 	}
-	probe := o.probeSyscalls(ctx, cmd.Process.Pid, time.Second)
-	if err := cmd.Wait(); err != nil {
+	syscalls, err := o.waitCounted(ctx, cmd, "vegeta", time.Second)
+	if err != nil {
 		return trial{}, fmt.Errorf("vegeta attack: %w\n%s", err, buf.Bytes())
 	}
-	syscalls := syscallResult("vegeta", probe)
 	cpu := cpuOf(cmd.ProcessState)
 	out, err := exec.CommandContext(ctx, o.vegeta, "report", "-type", "json", results).Output()
 	if err != nil {
@@ -682,11 +679,9 @@ func (o options) faultbenchTrial(ctx context.Context, mode string, rate float64,
 		return trial{}, err
 	}
 	samples := sampleCPU(cmd.Process.Pid)
-	// Past the cluster's start (under a second here) and any warm-up.
-	probe := o.probeSyscalls(ctx, cmd.Process.Pid, o.warm+1500*time.Millisecond)
-	err := cmd.Wait()
+	// Counted past the cluster's start (under a second here) and any warm-up.
+	syscalls, err := o.waitCounted(ctx, cmd, "faultbench", o.warm+1500*time.Millisecond)
 	ticks := samples.stop()
-	syscalls := syscallResult("faultbench", probe)
 	if err != nil && cmd.ProcessState.ExitCode() != 3 {
 		return trial{}, fmt.Errorf("faultbench run at %.0f/s: %w\n%s", rate, err, stderr.String())
 	}

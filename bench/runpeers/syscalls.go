@@ -41,70 +41,59 @@ var syscallColumns = []struct {
 	{"connect, socket, close, sockopts", []string{"connect", "socket", "close", "setsockopt", "getsockopt", "getpeername", "fcntl"}},
 }
 
-// syscallProbe counts one process's system calls for a while.
-type syscallProbe struct {
-	done   chan struct{}
-	counts map[string]float64 // per second, by name and "all"
-	err    error
+// waitCounted waits for cmd, which has started, and with o.probe (the
+// same-rate runs with -syscalls) counts its system calls meanwhile with
+// perf stat, for probeLength from after its start: the delay puts the
+// count inside the load (past faultbench's cluster start and warm-up).
+// The count is nil without a probe, and when perf failed (said on stderr:
+// the run stands, its system calls uncounted); the error is cmd's.
+func (o options) waitCounted(ctx context.Context, cmd *exec.Cmd, tool string, after time.Duration) (map[string]float64, error) {
+	if !o.probe {
+		return nil, cmd.Wait()
+	}
+	type count struct {
+		perSecond map[string]float64
+		err       error
+	}
+	done := make(chan count, 1)
+	go func() {
+		c, err := o.countSyscalls(ctx, cmd.Process.Pid, after)
+		done <- count{c, err}
+	}()
+	err := cmd.Wait()
+	c := <-done // bounded by after + probeLength, or sooner when the process is gone
+	if c.err != nil {
+		fmt.Fprintf(os.Stderr, "runpeers: %s's system calls not counted: %v\n", tool, c.err)
+	}
+	return c.perSecond, err
 }
 
-// probeSyscalls starts counting pid's system calls after a delay, for a
-// length, with perf stat; nil unless o.probe (the same-rate runs with
-// -syscalls). The delay puts the count inside the load (past faultbench's
-// cluster start and warm-up).
-func (o options) probeSyscalls(ctx context.Context, pid int, after time.Duration) *syscallProbe {
-	if !o.probe {
-		return nil
+// countSyscalls counts pid's system calls a second by name, with perf
+// stat, for probeLength from after.
+func (o options) countSyscalls(ctx context.Context, pid int, after time.Duration) (map[string]float64, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(after):
+	}
+	events := []string{"raw_syscalls:sys_enter"}
+	for _, n := range syscallNames {
+		events = append(events, "syscalls:sys_enter_"+n)
 	}
 	length := o.probeLength()
-	p := &syscallProbe{done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		select {
-		case <-ctx.Done():
-			p.err = ctx.Err()
-			return
-		case <-time.After(after):
-		}
-		events := []string{"raw_syscalls:sys_enter"}
-		for _, n := range syscallNames {
-			events = append(events, "syscalls:sys_enter_"+n)
-		}
-		cmd := exec.CommandContext(ctx, "perf", "stat", "-x,", "-e", strings.Join(events, ","), "-p", strconv.Itoa(pid),
-			"--", "sleep", strconv.FormatFloat(length.Seconds(), 'f', 3, 64))
-		var out bytes.Buffer
-		cmd.Stderr = &out
-		if err := cmd.Run(); err != nil {
-			p.err = fmt.Errorf("perf stat: %w\n%s", err, out.String())
-			return
-		}
-		p.counts, p.err = parsePerfStat(out.String(), length)
-	}()
-	return p
+	cmd := exec.CommandContext(ctx, "perf", "stat", "-x,", "-e", strings.Join(events, ","), "-p", strconv.Itoa(pid),
+		"--", "sleep", strconv.FormatFloat(length.Seconds(), 'f', 3, 64))
+	var out bytes.Buffer
+	cmd.Stderr = &out
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("perf stat: %w\n%s", err, out.String())
+	}
+	return parsePerfStat(out.String(), length)
 }
 
 // probeLength is how long each run's system calls are counted.
 func (o options) probeLength() time.Duration {
 	return max(500*time.Millisecond, min(2*time.Second, o.duration-2*time.Second))
-}
-
-// syscallResult waits for probe's count; a failed count is said on
-// stderr and leaves the run's system calls uncounted.
-func syscallResult(tool string, probe *syscallProbe) map[string]float64 {
-	counts, err := probe.result()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "runpeers: %s's system calls not counted: %v\n", tool, err)
-	}
-	return counts
-}
-
-// result waits for the count; nil without a probe.
-func (p *syscallProbe) result() (map[string]float64, error) {
-	if p == nil {
-		return nil, nil
-	}
-	<-p.done
-	return p.counts, p.err
 }
 
 // parsePerfStat reads perf stat -x, output (count,unit,event,...) into

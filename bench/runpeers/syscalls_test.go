@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -65,4 +68,44 @@ func FuzzParsePerfStat(f *testing.F) {
 			t.Fatal("a total from output that has none")
 		}
 	})
+}
+
+// TestWaitCountedCountsAProcess counts a real process's system calls with
+// perf: dd copying one byte at a time makes a read and a write each.
+func TestWaitCountedCountsAProcess(t *testing.T) {
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Skip("perf not installed")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("perf's syscall tracepoints need root here")
+	}
+	cmd := exec.Command("dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=3000000")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	o := options{probe: true, duration: time.Second} // probeLength: 0.5 s
+	counts, err := o.waitCounted(context.Background(), cmd, "dd", 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts == nil {
+		t.Skip("perf stat counted nothing (tracepoints unavailable?); see the message above")
+	}
+	if counts["read"] < 1000 || counts["write"] < 1000 {
+		t.Errorf("read %v/s, write %v/s: dd makes one of each a byte", counts["read"], counts["write"])
+	}
+	if counts["all"] < counts["read"]+counts["write"] {
+		t.Errorf("all %v/s is fewer than read and write together", counts["all"])
+	}
+}
+
+func TestWaitCountedWithoutProbeOnlyWaits(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	counts, err := options{}.waitCounted(context.Background(), cmd, "true", time.Hour)
+	if err != nil || counts != nil {
+		t.Fatalf("counts %v, err %v; want nil, nil at once", counts, err)
+	}
 }
