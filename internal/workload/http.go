@@ -35,6 +35,8 @@ type HTTPDriver struct {
 	pools  map[string]*connPool // keep-alive only, by address
 	closed bool
 
+	watch connWatch // cuts every connection's I/O when the run's context ends
+
 	seq       atomic.Uint64 // templated requests: attempts so far (reqtmpl's {{seq}})
 	tlsByHost sync.Map      // host:port -> *tls.Config with that server name
 
@@ -67,27 +69,45 @@ type httpConn struct {
 	bytes int64     // bytes read from the connection, to tell "no answer" from "broken answer"
 	pool  *connPool // non-nil if the connection holds one of pool.slots
 	// watched is the context whose end cuts this connection's exchanges
-	// short (watch), and unwatch undoes that; nil until the first exchange.
-	watched context.Context
-	unwatch func() bool
+	// short (watch); nil until the first exchange. The connection is on
+	// list while list is not nil, else unwatch undoes its own watch.
+	watched    context.Context
+	list       *connWatch
+	prev, next *httpConn // neighbours on list
+	unwatch    func() bool
 }
 
 // watch makes the end of ctx cut the connection's exchange short (a
-// deadline in the past wakes its blocked I/O). A kept-alive connection
-// carries many attempts of one generator, all under the same context, so
-// the watch is set once for the connection's life, not once an attempt:
-// that was an allocation and two locks of the context per request. Its
-// firing while the connection is idle is harmless, since the next exchange
-// sets its own deadline and then checks ctx itself.
-func (c *httpConn) watch(ctx context.Context) {
+// deadline in the past wakes its blocked I/O), through list when list
+// watches ctx. A kept-alive connection carries many attempts of one
+// generator, all under the same context, so the watch is set once for the
+// connection's life, not once an attempt. Its firing while the connection
+// is idle is harmless, since the next exchange sets its own deadline and
+// then checks ctx itself.
+func (c *httpConn) watch(ctx context.Context, list *connWatch) {
 	if ctx == c.watched {
 		return
 	}
+	c.stopWatching()
+	c.watched = ctx
+	if list.add(ctx, c) {
+		c.list = list
+		return
+	}
+	c.unwatch = context.AfterFunc(ctx, c.cut)
+}
+
+// stopWatching undoes watch.
+func (c *httpConn) stopWatching() {
+	if c.list != nil {
+		c.list.remove(c)
+		c.list = nil
+	}
 	if c.unwatch != nil {
 		c.unwatch()
+		c.unwatch = nil
 	}
-	c.watched = ctx
-	c.unwatch = context.AfterFunc(ctx, c.cut)
+	c.watched = nil
 }
 
 // cut wakes the connection's blocked I/O at once.
@@ -119,9 +139,7 @@ func newPooledConn(c net.Conn, slotOf *connPool) *httpConn {
 }
 
 func (c *httpConn) close() {
-	if c.unwatch != nil {
-		c.unwatch()
-	}
+	c.stopWatching()
 	c.Conn.Close()
 	c.br.Reset(nil)
 	readerPool.Put(c.br)
@@ -304,7 +322,7 @@ func (d *HTTPDriver) pool(addr string) *connPool {
 // back, so a reused connection was probably stale.
 func (d *HTTPDriver) exchange(ctx context.Context, conn *httpConn, a Attempt, deadline time.Time) (r Result, keep, retry bool) {
 	conn.SetDeadline(deadline)
-	conn.watch(ctx)
+	conn.watch(ctx, &d.watch)
 	if ctx.Err() != nil { // ended while the connection was idle, or just now
 		conn.cut()
 	}

@@ -1,0 +1,98 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"testing"
+	"time"
+)
+
+// pipeConn is an httpConn over one end of a net.Pipe; the other end is
+// closed with the test.
+func pipeConn(t *testing.T) *httpConn {
+	t.Helper()
+	a, b := net.Pipe()
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return &httpConn{Conn: a}
+}
+
+// blockedRead starts a read on c that nothing will answer and returns
+// where its error arrives.
+func blockedRead(c *httpConn) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Conn.Read(make([]byte, 1))
+		done <- err
+	}()
+	return done
+}
+
+func TestConnWatchCutsEveryConnectionOnce(t *testing.T) {
+	var w connWatch
+	ctx, cancel := context.WithCancel(context.Background())
+	conns := []*httpConn{pipeConn(t), pipeConn(t), pipeConn(t)}
+	var reads []<-chan error
+	for _, c := range conns {
+		c.watch(ctx, &w)
+		c.watch(ctx, &w) // a second exchange under the same context adds nothing
+		reads = append(reads, blockedRead(c))
+	}
+	if n := w.len(); n != 3 {
+		t.Fatalf("%d connections on the list, want 3", n)
+	}
+	conns[1].stopWatching()
+	if n := w.len(); n != 2 {
+		t.Fatalf("%d connections on the list after one stopped watching, want 2", n)
+	}
+	cancel()
+	for i, done := range reads {
+		if i == 1 {
+			continue
+		}
+		select {
+		case err := <-done:
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("connection %d: read ended with %v, want a deadline in the past", i, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("connection %d: read still blocked 10s after the context ended", i)
+		}
+	}
+	select {
+	case err := <-reads[1]:
+		t.Errorf("the connection taken off the list was cut too: %v", err)
+	default:
+	}
+}
+
+func TestConnWatchOtherContext(t *testing.T) {
+	var w connWatch
+	first, cancelFirst := context.WithCancel(context.Background())
+	defer cancelFirst()
+	second, cancelSecond := context.WithCancel(context.Background())
+	a, b := pipeConn(t), pipeConn(t)
+	a.watch(first, &w)
+	b.watch(second, &w) // the list holds a, under first: b watches on its own
+	if b.list != nil || b.unwatch == nil {
+		t.Fatalf("b is on the list of another context (list %v, own watch %v)", b.list != nil, b.unwatch != nil)
+	}
+	done := blockedRead(b)
+	cancelSecond()
+	select {
+	case err := <-done:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("read ended with %v, want a deadline in the past", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("read still blocked 10s after its own context ended")
+	}
+	a.stopWatching()
+	b.watch(second, &w) // same context as b already watches: nothing changes
+	c := pipeConn(t)
+	c.watch(second, &w) // the list is empty, so it now watches second
+	if c.list != &w || w.ctx != second {
+		t.Fatal("an empty list did not take the new context")
+	}
+}
