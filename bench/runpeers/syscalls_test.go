@@ -109,3 +109,22 @@ func TestWaitCountedWithoutProbeOnlyWaits(t *testing.T) {
 		t.Fatalf("counts %v, err %v; want nil, nil at once", counts, err)
 	}
 }
+
+func TestTimeWaits(t *testing.T) {
+	table := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0B00007F:4C24 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1065 1 0 100 0 0 10 0
+   1: 0B00007F:4C24 0100007F:D334 06 00000000:00000000 03:00000220 00000000     0        0 0 3 0
+   2: 0100007F:D335 0B00007F:4C24 06 00000000:00000000 03:00000220 00000000     0        0 0 3 0
+   3: 0100007F:97B7 0100007F:D334 06 00000000:00000000 03:00000220 00000000     0        0 0 3 0
+   4: 0B00007F:4C24 0100007F:D336 01 00000000:00000000 00:00000000 00000000     0        0 0 3 0
+`
+	if n := timeWaits(table, peerIPHex); n != 2 {
+		t.Errorf("timeWaits = %d, want 2: one each way to 127.0.0.11; not the listener, the established one, nor another address's", n)
+	}
+	table6 := `  sl  local_address                         remote_address                        st
+   0: 0000000000000000FFFF00000B00007F:4C24 0000000000000000FFFF00000100007F:D334 06 0
+`
+	if n := timeWaits(table6, peerIPHex); n != 1 {
+		t.Errorf("timeWaits over tcp6 = %d, want 1 (an IPv4-mapped 127.0.0.11)", n)
+	}
+}
