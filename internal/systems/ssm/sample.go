@@ -28,59 +28,108 @@ const (
 
 var _ testbed.Sampler = (*rig)(nil)
 
-// sampleEvery is how often the rig records the series: twice a window,
-// between 100 ms and 1 s. It polls the bricks more often (pollEvery), so a
-// restart that takes a tenth of a second still shows as a dip.
-func sampleEvery(window time.Duration) time.Duration {
-	return max(100*time.Millisecond, min(window/2, time.Second))
+// pollEvery is how often the rig polls the bricks and records the
+// series: every 100 ms, so a restart that takes a tenth of a second still
+// shows as a dip, and twice a window when windows are shorter than 200 ms
+// (a time-scaled run), down to 20 ms.
+func pollEvery(window time.Duration) time.Duration {
+	if window <= 0 {
+		window = time.Second
+	}
+	return min(100*time.Millisecond, max(window/2, 20*time.Millisecond))
 }
 
-const (
-	pollEvery   = 100 * time.Millisecond
-	pollTimeout = time.Second // a brick slower than this to answer (stopped, hung) is not live
-)
+// pollTimeout bounds a poll: a brick slower than this to answer (stopped,
+// hung) is not live.
+const pollTimeout = time.Second
 
 // Sample implements testbed.Sampler: it polls every brick's /stats (its
-// own address, not a faultnet proxy) every pollEvery and records, every
-// sampleEvery until ctx ends, SeriesBricksLive (the fewest bricks that
-// answered a poll since the last record) and SeriesDroppedMax (each
-// brick's drops since the last record, from two answers of the same
-// incarnation, as a rate; the highest).
+// own address, not a faultnet proxy) every pollEvery until ctx ends, and
+// after each poll records both series over the window so far (seriesWindow):
+// a window holds the last value recorded in it, so that value covers the
+// whole window, not only its last stretch.
 func (r *rig) Sample(ctx context.Context, _ testbed.Cluster, series func(name string, v float64)) {
-	every := sampleEvery(r.window)
 	client := &http.Client{Timeout: pollTimeout}
-	recorded := map[int]brick.Stats{} // each brick's answer at the last record
-	latest := map[int]brick.Stats{}   // its latest answer since the last record
-	minLive := len(r.bricks)
-	last := time.Now()
-	t := time.NewTicker(pollEvery)
+	w := newSeriesWindow(r.window, len(r.bricks))
+	t := time.NewTicker(pollEvery(r.window))
 	defer t.Stop()
 	for {
 		stats := r.pollStats(ctx, client)
 		if ctx.Err() != nil {
 			return
 		}
-		minLive = min(minLive, len(stats))
-		for n, s := range stats {
-			latest[n] = s
-		}
-		if time.Since(last) >= every {
-			dropped := 0.0
-			for n, s := range latest {
-				if p, ok := recorded[n]; ok && p.Incarnation == s.Incarnation && s.UnixMillis > p.UnixMillis && s.NumDropped >= p.NumDropped {
-					dropped = max(dropped, float64(s.NumDropped-p.NumDropped)*1000/float64(s.UnixMillis-p.UnixMillis))
-				}
-			}
-			series(SeriesBricksLive, float64(minLive))
-			series(SeriesDroppedMax, dropped)
-			recorded, latest, minLive, last = latest, map[int]brick.Stats{}, len(r.bricks), time.Now()
-		}
+		w.add(r.clockNow(), stats)
+		live, dropped := w.values()
+		series(SeriesBricksLive, live)
+		series(SeriesDroppedMax, dropped)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// seriesWindow turns polls of the bricks' /stats into the two series over
+// the analysis window the polls fall in, from its start to the latest poll.
+// Each brick's drops are counted between its consecutive answers: within
+// one incarnation, the growth of NumDropped; across a restart, the new
+// incarnation's count (the drops between the last answer before the
+// restart and the restart itself are unknown, and left out). The drop rate
+// is a brick's drops over the time its counted answers span on its own
+// clock; the pair that straddles a window's start counts in the new
+// window.
+type seriesWindow struct {
+	length  time.Duration // the analysis window; 0: one window for the whole run
+	total   int           // bricks polled
+	index   int64         // the window the figures cover
+	minLive int           // the fewest bricks that answered a poll in it
+	prev    map[int]brick.Stats
+	drops   map[int]uint64 // each brick's drops in the window so far
+	spanMs  map[int]int64  // the time those drops were counted over
+}
+
+func newSeriesWindow(length time.Duration, total int) *seriesWindow {
+	return &seriesWindow{length: length, total: total, index: -1, prev: map[int]brick.Stats{}}
+}
+
+// add takes the answers of a poll made at run time now.
+func (w *seriesWindow) add(now time.Duration, stats map[int]brick.Stats) {
+	index := int64(0)
+	if w.length > 0 {
+		index = int64(now / w.length)
+	}
+	if index != w.index {
+		w.index, w.minLive = index, w.total
+		w.drops, w.spanMs = map[int]uint64{}, map[int]int64{}
+	}
+	w.minLive = min(w.minLive, len(stats))
+	for n, s := range stats {
+		p, ok := w.prev[n]
+		w.prev[n] = s
+		if !ok || s.UnixMillis <= p.UnixMillis {
+			continue
+		}
+		d := s.NumDropped // a restart: its drops since it began
+		if s.Incarnation == p.Incarnation {
+			if s.NumDropped < p.NumDropped {
+				continue // not a counter this brick's answers agree on
+			}
+			d -= p.NumDropped
+		}
+		w.drops[n] += d
+		w.spanMs[n] += s.UnixMillis - p.UnixMillis
+	}
+}
+
+// values returns SeriesBricksLive and SeriesDroppedMax for the window so far.
+func (w *seriesWindow) values() (live, dropped float64) {
+	for n, d := range w.drops {
+		if span := w.spanMs[n]; span > 0 {
+			dropped = max(dropped, float64(d)*1000/float64(span))
+		}
+	}
+	return float64(w.minLive), dropped
 }
 
 // pollStats fetches every brick's statistics concurrently; bricks that do
