@@ -293,7 +293,7 @@ type rig struct {
 	token    string
 	settings runSettings
 	clock    testbed.Clock
-	window   time.Duration // the run's analysis window (Sample polls twice a window)
+	window   time.Duration // the run's analysis window (the span of Sample's records)
 
 	mu      sync.Mutex
 	emit    func(record.Event) // the run's timeline, once Watch runs
