@@ -73,14 +73,3 @@ func (w *connWatch) fire(ctx context.Context) {
 		c.cut()
 	}
 }
-
-// len is how many connections are on the list.
-func (w *connWatch) len() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := 0
-	for c := w.head; c != nil; c = c.next {
-		n++
-	}
-	return n
-}

@@ -3,10 +3,13 @@ package workload
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/faultbench/faultbench/internal/record"
 )
 
 // pipeConn is an httpConn over one end of a net.Pipe; the other end is
@@ -95,4 +98,55 @@ func TestConnWatchOtherContext(t *testing.T) {
 	if c.list != &w || w.ctx != second {
 		t.Fatal("an empty list did not take the new context")
 	}
+}
+
+// Ending the run's context cuts a driver's exchanges that wait for an
+// answer, on new connections and kept-alive ones alike, long before their
+// response timeout; and it leaves the watch list empty once they close.
+func TestDriverCutWhenContextEnds(t *testing.T) {
+	for _, keepalive := range []bool{false, true} {
+		s := newServer(t, func(c net.Conn) { defer c.Close(); io.Copy(io.Discard, c) }) // never answers
+		d := NewHTTPDriver(DriverConfig{ConnectTimeout: time.Hour, ResponseTimeout: time.Hour, Keepalive: keepalive})
+		ctx, cancel := context.WithCancel(context.Background())
+		const attempts = 3
+		results := make(chan Result, attempts)
+		for range attempts {
+			go func() {
+				results <- d.Do(ctx, Attempt{Scheduled: time.Now(), Addr: s.addr(), Host: s.addr(), Target: "/"})
+			}()
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for d.watch.len() < attempts {
+			if time.Now().After(deadline) {
+				t.Fatalf("keepalive %v: %d of %d exchanges watched after 10s", keepalive, d.watch.len(), attempts)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+		for range attempts {
+			select {
+			case r := <-results:
+				if r.Outcome == record.OK {
+					t.Errorf("keepalive %v: an exchange with a silent server ended ok", keepalive)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("keepalive %v: an exchange still waited 10s after its context ended", keepalive)
+			}
+		}
+		if n := d.watch.len(); n != 0 {
+			t.Errorf("keepalive %v: %d connections still on the watch list after their exchanges closed them", keepalive, n)
+		}
+		d.Close()
+	}
+}
+
+// len is how many connections are on the list (for tests).
+func (w *connWatch) len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for c := w.head; c != nil; c = c.next {
+		n++
+	}
+	return n
 }
