@@ -94,8 +94,11 @@ func TestWaitCountedCountsAProcess(t *testing.T) {
 	if counts["read"] < 1000 || counts["write"] < 1000 {
 		t.Errorf("read %v/s, write %v/s: dd makes one of each a byte", counts["read"], counts["write"])
 	}
-	if counts["all"] < counts["read"]+counts["write"] {
-		t.Errorf("all %v/s is fewer than read and write together", counts["all"])
+	// dd makes almost nothing but reads and writes, so "all" is their sum
+	// give or take the calls made while perf enabled or disabled its
+	// counters one after another (a CI run saw it fall just short).
+	if rw := counts["read"] + counts["write"]; counts["all"] < 0.99*rw {
+		t.Errorf("all %v/s is fewer than read and write together (%v/s)", counts["all"], rw)
 	}
 }
 
