@@ -499,7 +499,8 @@ func (d *HTTPDriver) keepIdle(p *connPool, c *httpConn) {
 }
 
 // Close closes the idle connections; attempts still running close theirs
-// when they end. Safe to call twice.
+// when they end, and the watch on the run's context ends with the last.
+// Safe to call twice.
 func (d *HTTPDriver) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -514,6 +515,7 @@ func (d *HTTPDriver) Close() error {
 			}
 		}
 	}
+	d.watch.close()
 	return nil
 }
 

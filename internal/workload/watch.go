@@ -20,6 +20,10 @@ type connWatch struct {
 	ctx  context.Context // the context watched; nil before the first add
 	stop func() bool     // undoes the AfterFunc on ctx
 	head *httpConn       // the connections on the list, linked by prev and next
+	// closed is set when the driver closes: the AfterFunc is undone once
+	// the last connection leaves the list, so a closed driver leaves
+	// nothing registered with a context that lives on.
+	closed bool
 }
 
 // add puts c on the list if the list watches ctx, or holds no
@@ -31,9 +35,7 @@ func (w *connWatch) add(ctx context.Context, c *httpConn) bool {
 		if w.head != nil {
 			return false
 		}
-		if w.stop != nil {
-			w.stop()
-		}
+		w.release()
 		w.ctx, w.stop = ctx, context.AfterFunc(ctx, func() { w.fire(ctx) })
 	}
 	c.prev, c.next = nil, w.head
@@ -57,6 +59,29 @@ func (w *connWatch) remove(c *httpConn) {
 		c.next.prev = c.prev
 	}
 	c.prev, c.next = nil, nil
+	if w.closed && w.head == nil {
+		w.release()
+	}
+}
+
+// close undoes the watch on the context once no connection is on the
+// list; connections of attempts still running stay watched until they
+// close.
+func (w *connWatch) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	if w.head == nil {
+		w.release()
+	}
+}
+
+// release undoes the AfterFunc; w.mu is held.
+func (w *connWatch) release() {
+	if w.stop != nil {
+		w.stop()
+	}
+	w.ctx, w.stop = nil, nil
 }
 
 // fire cuts every connection on the list when ctx, the context that

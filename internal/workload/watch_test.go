@@ -100,6 +100,45 @@ func TestConnWatchOtherContext(t *testing.T) {
 	}
 }
 
+// A closed watch lets go of its context once its last connection leaves,
+// and not before: a connection still in use stays watched.
+func TestConnWatchCloseReleasesTheContext(t *testing.T) {
+	var w connWatch
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := pipeConn(t)
+	c.watch(ctx, &w)
+	w.close()
+	if w.stop == nil || w.ctx != ctx {
+		t.Fatal("the watch let go of its context while a connection was still on it")
+	}
+	done := blockedRead(c)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("read ended with %v, want a deadline in the past", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection of a closed watch was not cut when its context ended")
+	}
+	c.stopWatching()
+	if w.stop != nil || w.ctx != nil {
+		t.Error("the closed watch still holds its context after its last connection left")
+	}
+
+	var idle connWatch
+	other, stop := context.WithCancel(context.Background())
+	defer stop()
+	c2 := pipeConn(t)
+	c2.watch(other, &idle)
+	c2.stopWatching()
+	idle.close()
+	if idle.stop != nil || idle.ctx != nil {
+		t.Error("closing an empty watch did not let go of its context")
+	}
+}
+
 // Ending the run's context cuts a driver's exchanges that wait for an
 // answer, on new connections and kept-alive ones alike, long before their
 // response timeout; and it leaves the watch list empty once they close.
